@@ -1,0 +1,19 @@
+"""Data-fit terms (losses) bound to data, with one-pass clipped gradient sums.
+
+A loss object offers ``clipped_grad_sum(W, clip_norm, idx=None, norm=2)``,
+``loss_values(W, idx=None, loss_clip=None)``, ``mean_loss(W)``,
+``grad_sum(W, idx=None)``, ``smoothness()``, ``coef_shape``, ``n_samples``
+and ``capabilities`` (a frozenset of properties such as ``"smooth"`` and
+``"convex"`` that solvers declare they need).
+"""
+
+from ._design import LinearDesign
+from ._glm import GLMLoss
+from .logistic import BinaryLogisticLoss, MultinomialLogisticLoss
+
+__all__ = [
+    "LinearDesign",
+    "GLMLoss",
+    "BinaryLogisticLoss",
+    "MultinomialLogisticLoss",
+]

@@ -1,0 +1,115 @@
+"""Shared machinery of generalised-linear-model losses.
+
+For a GLM the per-example gradient is ``r_i (x) x_i`` where ``r_i`` is the
+derivative of the loss with respect to the linear predictor (a scalar for
+binary models, a vector for multinomial ones). Its norm factorises,
+``||r_i (x) x_i||_p = ||r_i||_p * ||x_i||_p`` for p in {1, 2}, so the sum of
+per-example gradients clipped to norm C is
+
+    X.T @ (r * min(1, C / (||r|| * rownorm)))
+
+which is one pass over ``X`` and never forms the ``n x d`` matrix of
+per-example gradients (DESIGN.md section 4).
+"""
+
+import numpy as np
+
+__all__ = ["GLMLoss"]
+
+
+class GLMLoss:
+    """Base class: a GLM data-fit bound to a :class:`LinearDesign` and targets.
+
+    Subclasses implement ``_residuals(Z, idx)`` (derivative of each
+    example's loss with respect to its linear predictor), ``_values(Z, idx)``
+    (each example's loss) and set ``curvature_bound`` (a bound on the second
+    derivative of the loss in the linear predictor, in operator norm) and
+    ``n_outputs`` (None for a single coefficient vector).
+
+    Parameters
+    ----------
+    design : LinearDesign
+    y : ndarray
+        Encoded targets (see the subclass).
+    """
+
+    #: properties a solver may require (see ``skdp.solvers.register_solver``)
+    capabilities = frozenset({"gradient", "smooth", "convex"})
+    curvature_bound = None
+    n_outputs = None
+
+    def __init__(self, design, y):
+        self.design = design
+        self.y = y
+        self.n_samples = design.n_samples
+
+    @property
+    def coef_shape(self):
+        """Shape of the parameter array ``W`` (intercept in the last row)."""
+        p = self.design.n_params
+        return (p,) if self.n_outputs is None else (p, self.n_outputs)
+
+    def _y(self, idx):
+        return self.y if idx is None else self.y[idx]
+
+    def _residuals(self, Z, y):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _values(self, Z, y):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def clipped_grad_sum(self, W, clip_norm, idx=None, norm=2):
+        """Sum over examples of per-example gradients clipped to ``clip_norm``.
+
+        Parameters
+        ----------
+        W : ndarray of shape ``coef_shape``
+        clip_norm : float
+            Per-example gradient norm bound C: the L2 (or L1) sensitivity of
+            the returned sum under add/remove-one neighbours.
+        idx : ndarray of int or None
+            Rows to use (a sampled batch); None for all.
+        norm : {1, 2}
+            The norm the gradients are clipped in.
+
+        Returns
+        -------
+        G : ndarray of shape ``coef_shape``, float64
+        """
+        Z = self.design.decision(W, idx)
+        R = self._residuals(Z, self._y(idx))
+        r_norm = np.abs(R) if R.ndim == 1 else np.linalg.norm(R, ord=norm, axis=1)
+        g_norm = r_norm * self.design.row_norms(norm, idx)
+        with np.errstate(divide="ignore"):
+            factor = np.minimum(1.0, clip_norm / g_norm)
+        factor[g_norm == 0] = 1.0
+        R = R * (factor if R.ndim == 1 else factor[:, None])
+        return self.design.weighted_sum(R, idx)
+
+    def grad_sum(self, W, idx=None):
+        """Unclipped gradient sum (non-private; for diagnostics and tests)."""
+        Z = self.design.decision(W, idx)
+        return self.design.weighted_sum(self._residuals(Z, self._y(idx)), idx)
+
+    def loss_values(self, W, idx=None, loss_clip=None):
+        """Per-example losses, optionally clipped to ``[0, loss_clip]``."""
+        values = self._values(self.design.decision(W, idx), self._y(idx))
+        if loss_clip is not None:
+            values = np.clip(values, 0.0, loss_clip)
+        return values
+
+    def mean_loss(self, W):
+        """Mean loss over all examples (non-private; for diagnostics)."""
+        return float(np.mean(self.loss_values(W)))
+
+    def smoothness(self):
+        """Public smoothness constant of one example's loss, or None.
+
+        ``curvature_bound * B**2`` with ``B`` the public bound on the norm of
+        an implicit row ``[x, 1]``; None when rows are not clipped
+        (``data_norm=None``), since then no public bound exists.
+        """
+        B = self.design.feature_norm_bound()
+        if B is None or self.curvature_bound is None:
+            return None
+        return self.curvature_bound * B**2

@@ -1,0 +1,86 @@
+"""The solver registry: one table of every private solver skdp knows."""
+
+import threading
+
+__all__ = ["register_solver", "get_solver", "available_solvers"]
+
+_REGISTRY = {}
+_LOCK = threading.Lock()
+
+
+def register_solver(solver, *, force=False):
+    """Add a solver to the registry.
+
+    Parameters
+    ----------
+    solver : Solver
+        An instance with ``name``, ``paper``, ``requires``, ``options``,
+        ``plan`` and ``solve`` (see :class:`skdp.solvers.Solver`).
+    force : bool, default=False
+        Replace an existing solver of the same name. Without it a duplicate
+        name raises ValueError.
+
+    Returns
+    -------
+    solver : Solver
+        The registered solver (so this can decorate a factory).
+    """
+    name = getattr(solver, "name", None)
+    if not isinstance(name, str) or not name:
+        raise ValueError("A solver needs a non-empty string attribute 'name'.")
+    for attr in ("plan", "solve", "requires"):
+        if not hasattr(solver, attr):
+            raise ValueError(f"Solver {name!r} has no attribute {attr!r}.")
+    with _LOCK:
+        if name in _REGISTRY and not force:
+            raise ValueError(
+                f"A solver named {name!r} is already registered; pass force=True "
+                "to replace it."
+            )
+        _REGISTRY[name] = solver
+    return solver
+
+
+def get_solver(name):
+    """Return the registered solver called ``name``.
+
+    Raises
+    ------
+    ValueError
+        If no solver has that name; the message lists the registered ones.
+    """
+    try:
+        return _REGISTRY[name]
+    except (KeyError, TypeError):
+        raise ValueError(
+            f"Unknown solver {name!r}; registered solvers are {sorted(_REGISTRY)}."
+        ) from None
+
+
+def _capabilities(estimator):
+    if isinstance(estimator, type):
+        estimator = estimator()
+    return estimator._loss_capabilities()
+
+
+def available_solvers(estimator=None):
+    """Names of the solvers usable with ``estimator``.
+
+    Parameters
+    ----------
+    estimator : estimator class, estimator instance or None
+        A class is judged with its default parameters, an instance with its
+        current ones (e.g. ``DPLinearSVC(loss='hinge')`` is not smooth).
+        None lists every registered solver.
+
+    Returns
+    -------
+    names : list of str
+        Sorted solver names.
+    """
+    with _LOCK:
+        solvers = dict(_REGISTRY)
+    if estimator is None:
+        return sorted(solvers)
+    caps = _capabilities(estimator)
+    return sorted(name for name, s in solvers.items() if set(s.requires) <= set(caps))
