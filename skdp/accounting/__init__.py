@@ -1,0 +1,57 @@
+"""Privacy accounting: mechanism descriptions, RDP curves, calibration, budgets.
+
+Describe what a private algorithm runs as a tree of mechanisms
+(:class:`Gaussian`, :class:`Laplace`, :class:`PureDP`, :class:`ZCDP`,
+:class:`SparseVector`, wrapped in :class:`PoissonSampled`,
+:class:`Composed` and :class:`Repeated`), evaluate it with
+:func:`get_epsilon` / :func:`get_rdp`, find the noise for a target budget
+with :func:`calibrate`, and charge it to a :class:`BudgetAccountant`.
+
+Neighbouring datasets differ by adding or removing one record.
+"""
+
+from .accountant import (
+    BudgetAccountant,
+    BudgetError,
+    Spend,
+    current_accountant,
+    get_default_accountant,
+)
+from .calibrate import calibrate
+from .mechanisms import (
+    Composed,
+    Gaussian,
+    Laplace,
+    Mechanism,
+    PoissonSampled,
+    PureDP,
+    Repeated,
+    SparseVector,
+    ZCDP,
+    mechanism_from_dict,
+)
+from .rdp import DEFAULT_ORDERS, get_delta, get_epsilon, get_rdp, rdp_to_epsilon
+
+__all__ = [
+    "Mechanism",
+    "Gaussian",
+    "Laplace",
+    "PureDP",
+    "ZCDP",
+    "SparseVector",
+    "PoissonSampled",
+    "Composed",
+    "Repeated",
+    "get_epsilon",
+    "get_rdp",
+    "calibrate",
+    "BudgetAccountant",
+    "BudgetError",
+    "get_default_accountant",
+    "current_accountant",
+    "DEFAULT_ORDERS",
+    "get_delta",
+    "mechanism_from_dict",
+    "rdp_to_epsilon",
+    "Spend",
+]

@@ -1,0 +1,131 @@
+"""Find the noise that makes a mechanism tree exactly (epsilon, delta)-DP."""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from .mechanisms import Mechanism
+from .rdp import _METHODS, _check_delta, get_epsilon
+
+__all__ = ["calibrate"]
+
+_CAP = 1e8
+
+
+def calibrate(make_mechanism: Callable[[float], Mechanism], epsilon: float, delta: float, *,
+              lower: float = 1e-3, upper: float | None = None, tol: float = 1e-4,
+              method: str = "auto") -> float:
+    r"""Smallest noise multiplier whose mechanism is (epsilon, delta)-DP.
+
+    Parameters
+    ----------
+    make_mechanism : callable
+        ``make_mechanism(noise_multiplier) -> Mechanism``; the mechanism's
+        epsilon must decrease as the noise multiplier grows (e.g.
+        ``lambda z: Repeated(PoissonSampled(q, Gaussian(z)), steps)``, or
+        ``lambda b: Repeated(Laplace(b), steps)`` for pure DP).
+    epsilon : float
+        Target epsilon, > 0 and finite.
+    delta : float
+        Target delta in [0, 1); 0 asks for pure DP.
+    lower : float, default=1e-3
+        Smallest noise multiplier considered (> 0).  If it already meets the
+        target it is returned.
+    upper : float or None, default=None
+        Largest noise multiplier considered; None means search up to 1e8.
+    tol : float, default=1e-4
+        Relative tolerance on the noise multiplier: the result is at most a
+        factor ``1 + tol`` above the smallest valid one.
+    method : {"auto", "rdp", "analytic", "pure"}, default="auto"
+        Passed to :func:`~skdp.accounting.get_epsilon`.
+
+    Returns
+    -------
+    noise_multiplier : float
+        The conservative end of the final bracket: its mechanism's epsilon is
+        always <= ``epsilon`` (never above the target).
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon <= 0``, ``delta`` is outside [0, 1), the bounds are
+        invalid, or no noise multiplier up to the upper bound reaches the
+        target (e.g. a Gaussian mechanism with ``delta=0``).
+
+    Notes
+    -----
+    The bracket is found by doubling or halving from 1 (clipped to
+    ``[lower, upper]``), then bisected on :math:`\log z`.  Each probe builds a
+    fresh mechanism and evaluates it with the same accountant code that
+    charges it, so the calibrated mechanism passes the budget check.
+
+    Examples
+    --------
+    >>> from skdp.accounting import Gaussian, Repeated, calibrate, get_epsilon
+    >>> z = calibrate(lambda z: Repeated(Gaussian(z), 100), 1.0, 1e-5)
+    >>> get_epsilon(Repeated(Gaussian(z), 100), 1e-5) <= 1.0
+    True
+    """
+    if not callable(make_mechanism):
+        raise ValueError(f"calibrate: make_mechanism must be callable, got {make_mechanism!r}.")
+    try:
+        epsilon = float(epsilon)
+    except (TypeError, ValueError):
+        raise ValueError(f"calibrate: epsilon must be a number > 0, got {epsilon!r}.") from None
+    if not (epsilon > 0 and math.isfinite(epsilon)):
+        raise ValueError(f"calibrate: epsilon must be > 0 and finite, got {epsilon!r}.")
+    delta = _check_delta(delta)
+    if method not in _METHODS:
+        raise ValueError(f"calibrate: method must be one of {_METHODS}, got {method!r}.")
+    lower = float(lower)
+    if not (lower > 0 and math.isfinite(lower)):
+        raise ValueError(f"calibrate: lower must be > 0 and finite, got {lower!r}.")
+    cap = _CAP if upper is None else float(upper)
+    if not (cap >= lower):
+        raise ValueError(f"calibrate: upper ({upper!r}) must be >= lower ({lower!r}).")
+    tol = float(tol)
+    if not (tol > 0):
+        raise ValueError(f"calibrate: tol must be > 0, got {tol!r}.")
+
+    def eps_of(z: float) -> float:
+        mechanism = make_mechanism(z)
+        if not isinstance(mechanism, Mechanism):
+            raise ValueError(
+                f"calibrate: make_mechanism({z!r}) returned {mechanism!r}, not a Mechanism.")
+        return get_epsilon(mechanism, delta, method=method)
+
+    z = min(max(1.0, lower), cap)
+    if eps_of(z) <= epsilon:
+        hi = z
+        while True:
+            if hi <= lower:
+                return lower
+            lo = max(hi / 2, lower)
+            if eps_of(lo) > epsilon:
+                break
+            hi = lo
+    else:
+        lo = z
+        while True:
+            if lo >= cap:
+                raise ValueError(
+                    f"calibrate: no noise multiplier up to {cap:g} reaches epsilon={epsilon:g} "
+                    f"at delta={delta:g} (epsilon there is {eps_of(cap):g}). "
+                    + ("With delta=0 only pure-DP mechanisms (Laplace, PureDP, SparseVector) "
+                       "can reach a finite epsilon; Gaussian mechanisms need delta > 0."
+                       if delta == 0 else
+                       "Raise epsilon or delta, or reduce the number of steps.")
+                )
+            hi = min(lo * 2, cap)
+            if eps_of(hi) <= epsilon:
+                break
+            lo = hi
+    # Invariant: eps_of(lo) > epsilon >= eps_of(hi).
+    while hi > lo * (1 + tol):
+        mid = math.sqrt(lo * hi)
+        if eps_of(mid) <= epsilon:
+            hi = mid
+        else:
+            lo = mid
+    return hi

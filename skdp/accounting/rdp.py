@@ -1,0 +1,687 @@
+r"""Rényi DP curves of mechanisms, their composition, and (epsilon, delta).
+
+Every mechanism gets a Rényi differential privacy (RDP) curve on a grid of
+orders; curves of composed mechanisms add.  A curve converts to
+(epsilon, delta)-DP with the tight conversion of Canonne, Kamath and
+Steinke / Balle et al.:
+
+.. math::
+
+    \varepsilon(\delta) = \min_\alpha \Big[ R(\alpha) + \log\frac{\alpha-1}{\alpha}
+    - \frac{\log\delta + \log\alpha}{\alpha - 1} \Big].
+
+:func:`get_epsilon` reports the best *valid* epsilon among RDP, the exact
+analytic Gaussian mechanism (a composition of Gaussians without sampling is
+one Gaussian), and basic composition of pure-DP mechanisms.
+
+Neighbouring datasets differ by adding or removing one record.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import NamedTuple
+
+import numpy as np
+from scipy import optimize, special
+
+from .mechanisms import (
+    Composed,
+    Gaussian,
+    Laplace,
+    Mechanism,
+    PoissonSampled,
+    PureDP,
+    Repeated,
+    SparseVector,
+    ZCDP,
+)
+
+__all__ = ["DEFAULT_ORDERS", "get_rdp", "get_epsilon", "get_delta", "rdp_to_epsilon"]
+
+
+def _default_orders() -> np.ndarray:
+    near_one = 1.0 + np.arange(1, 10) / 100.0  # 1.01 .. 1.09
+    low = np.round(1.0 + np.arange(1, 100) / 10.0, 10)  # 1.1 .. 10.9
+    mid = np.arange(11, 65, dtype=float)  # 11 .. 64
+    high = np.array(
+        [72, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448, 512, 640, 768, 896,
+         1024, 1280, 1536, 2048, 2560, 3072, 4096, 5120, 6144, 8192, 10000],
+        dtype=float,
+    )
+    orders = np.concatenate([near_one, low, mid, high])
+    orders.setflags(write=False)
+    return orders
+
+
+DEFAULT_ORDERS = _default_orders()
+"""numpy.ndarray: the default grid of Rényi orders.
+
+1.01 to 1.09 (step 0.01), 1.1 to 10.9 (step 0.1), every integer 11 to 64,
+then 72 ... 10000 sparser; 189 orders.  Orders near 1 convert large epsilons,
+orders up to 1e4 convert small epsilons and small deltas.
+"""
+
+_DEFAULT_KEY = tuple(float(a) for a in DEFAULT_ORDERS)
+
+# Integer orders up to this bound get the general Poisson-subsampling bound
+# of Zhu & Wang; larger orders fall back to the unamplified curve.
+_ZW_MAX_ORDER = 512
+# Fractional sampled-Gaussian series: at most this many terms per series.
+_SERIES_MAX_TERMS = 1 << 15
+# ... stopping once the tail bound is below this fraction of A - 1 (the bound
+# is then added, so the value is at most this much too high, never too low).
+_SERIES_RTOL = math.log(1e-5)
+
+
+def _orders_key(orders) -> tuple:
+    if orders is None or orders is DEFAULT_ORDERS:
+        return _DEFAULT_KEY
+    arr = np.atleast_1d(np.asarray(orders, dtype=float))
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"orders must be a non-empty 1-d sequence of numbers > 1, got {orders!r}.")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 1):
+        raise ValueError(f"orders must be finite and > 1, got {orders!r}.")
+    return tuple(float(a) for a in arr)
+
+
+def _readonly(arr: np.ndarray) -> np.ndarray:
+    arr.setflags(write=False)
+    return arr
+
+
+# ---------------------------------------------------------------------------
+# Elementary curves (vectorised over an array of orders ``a``).
+# ---------------------------------------------------------------------------
+
+def _log_expm1(x):
+    """log(exp(x) - 1) for x > 0, stable for tiny and huge x."""
+    x = np.asarray(x, dtype=float)
+    with np.errstate(over="ignore", divide="ignore"):
+        big = x > 20.0
+        out = np.where(big, x + np.log1p(-np.exp(-np.where(big, x, 1.0))),
+                       np.log(np.expm1(np.where(big, 1.0, x))))
+    return out
+
+
+def _rdp_gaussian(z: float, a: np.ndarray) -> np.ndarray:
+    return a / (2.0 * z * z)
+
+
+def _rdp_laplace(eps: float, a: np.ndarray) -> np.ndarray:
+    # Mironov 2017, Table II, in the log domain (no overflow for large a*eps,
+    # no cancellation problem near a = 1 since the grid keeps a - 1 >= 0.01).
+    lp = np.logaddexp(np.log(a / (2 * a - 1)) + (a - 1) * eps,
+                      np.log((a - 1) / (2 * a - 1)) - a * eps)
+    return np.clip(lp / (a - 1), 0.0, eps)
+
+
+def _rdp_pure(eps: float, a: np.ndarray) -> np.ndarray:
+    # Tight RDP of an eps-DP mechanism (randomized response is the worst case):
+    # eps - log((1 + e^-eps) / (1 + e^-(2a-1)eps)) / (a - 1).
+    if eps == 0:
+        return np.zeros_like(a)
+    r = eps - (np.log1p(np.exp(-eps)) - np.log1p(np.exp(-(2 * a - 1) * eps))) / (a - 1)
+    return np.clip(r, 0.0, np.minimum(eps, a * eps * eps / 2.0))
+
+
+def _segments(alphas: np.ndarray, start: int):
+    """Flat index arrays for terms k = start..alpha of each integer order."""
+    alphas = alphas.astype(np.int64)
+    lengths = alphas - start + 1
+    seg = np.repeat(np.arange(alphas.size), lengths)
+    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    k = np.arange(lengths.sum()) - np.repeat(offsets, lengths) + start
+    return seg, k, offsets
+
+
+def _segment_logsumexp(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    m = np.maximum.reduceat(x, offsets)
+    m_safe = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = np.add.reduceat(np.exp(x - np.repeat(m_safe, np.diff(np.append(offsets, x.size)))),
+                            offsets)
+        out = np.log(s) + m_safe
+    out = np.where(np.isposinf(m), np.inf, out)
+    return np.where(np.isneginf(m), -np.inf, out)
+
+
+def _log_binom(a, k):
+    return special.gammaln(a + 1) - special.gammaln(k + 1) - special.gammaln(a - k + 1)
+
+
+@functools.lru_cache(maxsize=64)
+def _int_layout(alphas: tuple):
+    """Flat layout of the terms k = 2..alpha of each integer order (cached)."""
+    al = np.asarray(alphas, dtype=float)
+    seg, k, offsets = _segments(al, 2)
+    a = al[seg]
+    kf = k.astype(float)
+    log_binom = _log_binom(a, kf)
+    for arr in (a, kf, log_binom, offsets, k):
+        arr.setflags(write=False)
+    return a, kf, k, log_binom, offsets
+
+
+def _sg_log_a_int(q: float, sigma: float, alphas) -> np.ndarray:
+    """log A_alpha of the sampled Gaussian at integer orders (exact).
+
+    A_alpha = sum_k C(alpha,k) (1-q)^(alpha-k) q^k exp((k^2-k)/(2 sigma^2));
+    the k = 0, 1 terms and the binomial identity give
+    A_alpha - 1 = sum_{k>=2} C(alpha,k) (1-q)^(alpha-k) q^k expm1((k^2-k)/(2 sigma^2)),
+    a sum of positive terms, summed in the log domain.
+    """
+    alphas = tuple(float(x) for x in np.asarray(alphas, dtype=float))
+    if not alphas:
+        return np.zeros(0)
+    a, kf, _, log_binom, offsets = _int_layout(alphas)
+    log_terms = (log_binom + kf * math.log(q) + (a - kf) * math.log1p(-q)
+                 + _log_expm1((kf * kf - kf) / (2 * sigma * sigma)))
+    return np.logaddexp(0.0, _segment_logsumexp(log_terms, offsets))
+
+
+def _sg_log_a_frac(q: float, sigma: float, alphas: np.ndarray) -> np.ndarray:
+    """log A_alpha of the sampled Gaussian at fractional orders.
+
+    The two-series expansion of Mironov, Talwar & Zhang (2019), Section 3.3:
+    split the integral at z0 = sigma^2 log(1/q - 1) + 1/2, expand
+    ((1-q) mu0 + q mu1)^alpha by the generalised binomial theorem on each
+    side, and integrate each term in closed form with the normal CDF.  Terms
+    are signed (binomial coefficients alternate past alpha); both series are
+    summed with a signed log-sum-exp, block by block, until the remaining
+    tail is negligible; a bound on the tail is then added so truncation
+    never lowers the value.
+    """
+    alphas = np.asarray(alphas, dtype=float)
+    n = alphas.size
+    log_q, log_1mq = math.log(q), math.log1p(-q)
+    z0 = sigma * sigma * (log_1mq - log_q) + 0.5
+    inv = 1.0 / (2 * sigma * sigma)
+    acc_val = np.full(n, -np.inf)
+    acc_sign = np.ones(n)
+    tail = np.full(n, np.inf)
+    todo = np.arange(n)
+    start, stop = 0, 64
+    while todo.size:
+        a = alphas[todo][:, None]
+        i = np.arange(start, stop, dtype=float)[None, :]
+        j = a - i
+        log_c = _log_binom(a, i)
+        sign = special.gammasgn(a - i + 1)
+        s0 = (log_c + i * log_q + j * log_1mq + (i * i - i) * inv
+              + special.log_ndtr((z0 - i) / sigma))
+        s1 = (log_c + j * log_q + i * log_1mq + (j * j - j) * inv
+              + special.log_ndtr((j - z0) / sigma))
+        blk_val, blk_sign = special.logsumexp(
+            np.concatenate([s0, s1], axis=1), axis=1,
+            b=np.concatenate([sign, sign], axis=1), return_sign=True)
+        prev = np.stack([acc_val[todo], blk_val], axis=1)
+        prev_sign = np.stack([acc_sign[todo], blk_sign], axis=1)
+        val, sgn = special.logsumexp(prev, axis=1, b=prev_sign, return_sign=True)
+        acc_val[todo], acc_sign[todo] = val, sgn
+        # Tail bound: beyond the last terms the magnitudes decay at least like
+        # i^-(alpha+1), so the tail is at most (1 + N/alpha) times the largest
+        # of the last few terms.
+        last = np.maximum(s0[:, -8:].max(axis=1), s1[:, -8:].max(axis=1))
+        tail[todo] = last + np.log1p(stop / alphas[todo])
+        with np.errstate(over="ignore"):
+            scale = np.log(np.abs(np.expm1(val)) + 1e-300)
+        converged = (sgn > 0) & ((tail[todo] < _SERIES_RTOL + scale) | (tail[todo] < -60))
+        if stop >= _SERIES_MAX_TERMS:
+            converged[:] = True
+        todo = todo[~converged]
+        start, stop = stop, 2 * stop
+    with np.errstate(invalid="ignore"):
+        out = np.where(acc_sign > 0, np.logaddexp(acc_val, tail), np.inf)
+    return np.maximum(out, 0.0)
+
+
+@functools.lru_cache(maxsize=256)
+def _sampled_gaussian_rdp(q: float, sigma: float, orders: tuple) -> np.ndarray:
+    a = np.asarray(orders, dtype=float)
+    rdp = np.empty(a.size)
+    is_int = a == np.round(a)
+    int_orders = a[is_int]
+    if int_orders.size:
+        rdp[is_int] = _sg_log_a_int(q, sigma, int_orders) / (int_orders - 1)
+    frac = ~is_int
+    if frac.any():
+        af = a[frac]
+        log_a = _sg_log_a_frac(q, sigma, af)
+        # log A_alpha is convex in alpha (a log-moment generating function) and
+        # log A_1 = 0: the chord between neighbouring integers bounds it above.
+        lo, hi = np.floor(af), np.ceil(af)
+        needed = np.unique(np.concatenate([lo[lo >= 2], hi]))
+        table = dict(zip(needed.tolist(), _sg_log_a_int(q, sigma, needed).tolist()))
+        log_lo = np.array([table.get(x, 0.0) for x in lo.tolist()])
+        log_hi = np.array([table[x] for x in hi.tolist()])
+        chord = (hi - af) * log_lo + (af - lo) * log_hi
+        rdp[frac] = np.minimum(log_a, chord) / (af - 1)
+    # Sampling never hurts: the plain Gaussian curve is an upper bound.
+    rdp = np.minimum(np.maximum(rdp, 0.0), a / (2 * sigma * sigma))
+    return _readonly(rdp)
+
+
+def _zhu_wang_rdp(q: float, inner, orders: tuple) -> np.ndarray:
+    """General upper bound for Poisson subsampling (Zhu & Wang 2019, Thm 6).
+
+    For integer alpha >= 2 and any mechanism with RDP curve eps(.):
+    A <= (1-q)^(alpha-1) (1 + (alpha-1) q) + C(alpha,2) q^2 (1-q)^(alpha-2) e^eps(2)
+         + 3 sum_{l>=3} C(alpha,l) q^l (1-q)^(alpha-l) e^((l-1) eps(l)).
+    As for the sampled Gaussian, A - 1 is a sum of positive terms.  A
+    fractional order uses the next integer (RDP increases with the order);
+    orders above ``_ZW_MAX_ORDER`` keep the unamplified curve.
+    """
+    a = np.asarray(orders, dtype=float)
+    unamplified = _cost(inner, orders).rdp
+    ceil = np.maximum(np.ceil(a), 2.0)
+    use = ceil <= _ZW_MAX_ORDER
+    out = np.array(unamplified, dtype=float)
+    if not use.any():
+        return out
+    targets = np.unique(ceil[use])
+    kmax = int(targets.max())
+    inner_int = _cost(inner, tuple(float(x) for x in range(2, kmax + 1))).rdp
+    eps_at = np.concatenate([[0.0, 0.0], inner_int])  # eps_at[l] for l >= 2
+    seg, k, offsets = _segments(targets, 2)
+    al = targets[seg]
+    kf = k.astype(float)
+    e = eps_at[k]
+    with np.errstate(over="ignore", invalid="ignore"):
+        x = (kf - 1) * e
+        # l = 2: C q^2 (1-q)^(a-2) (e^eps(2) - 1); l >= 3: ... (3 e^x - 1).
+        log_factor = np.where(
+            k == 2, _log_expm1(np.maximum(x, 1e-300)),
+            math.log(3.0) + x + np.log1p(-np.exp(-x) / 3.0))
+        log_factor = np.where(np.isposinf(x), np.inf, log_factor)
+        log_terms = _log_binom(al, kf) + kf * math.log(q) + (al - kf) * math.log1p(-q) + log_factor
+    log_a = np.logaddexp(0.0, _segment_logsumexp(log_terms, offsets))
+    bound = dict(zip(targets.tolist(), (log_a / (targets - 1)).tolist()))
+    zw = np.array([bound.get(c, np.inf) for c in ceil.tolist()])
+    out[use] = np.minimum(out[use], zw[use])
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Cost of a mechanism tree.
+# ---------------------------------------------------------------------------
+
+class _Cost(NamedTuple):
+    """Everything the conversions need about a mechanism tree.
+
+    rdp    RDP curve on the orders.
+    gauss  sum of 1 / z^2 over its unsampled Gaussian parts.
+    pure   sum of the pure epsilons of its pure-DP parts.
+    other  True if some part is neither (zCDP, sampled Gaussian, ...).
+    """
+
+    rdp: np.ndarray
+    gauss: float
+    pure: float
+    other: bool
+
+    @property
+    def is_pure(self) -> bool:
+        return not self.other and self.gauss == 0
+
+    @property
+    def is_gaussian(self) -> bool:
+        return not self.other and self.pure == 0 and self.gauss > 0
+
+    @property
+    def is_hybrid(self) -> bool:
+        return not self.other and self.pure > 0 and self.gauss > 0
+
+    def __add__(self, other):  # noqa: D105
+        return _Cost(self.rdp + other.rdp, self.gauss + other.gauss,
+                     self.pure + other.pure, self.other or other.other)
+
+    def scaled(self, count: int) -> "_Cost":
+        if count == 0:
+            return _Cost(np.zeros_like(self.rdp), 0.0, 0.0, False)
+        return _Cost(self.rdp * count, self.gauss * count, self.pure * count, self.other)
+
+
+def _zero_cost(orders: tuple) -> _Cost:
+    return _Cost(np.zeros(len(orders)), 0.0, 0.0, False)
+
+
+def _pure_cost(eps: float, orders: tuple) -> _Cost:
+    return _Cost(_rdp_pure(eps, np.asarray(orders)), 0.0, eps, False)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cost(mechanism: Mechanism, orders: tuple) -> _Cost:
+    c = _compute_cost(mechanism, orders)
+    return _Cost(_readonly(np.array(c.rdp, dtype=float)), float(c.gauss), float(c.pure), bool(c.other))
+
+
+def _compute_cost(m: Mechanism, orders: tuple) -> _Cost:
+    a = np.asarray(orders, dtype=float)
+    if isinstance(m, Gaussian):
+        z = m.noise_multiplier
+        return _Cost(_rdp_gaussian(z, a), 1.0 / (z * z), 0.0, False)
+    if isinstance(m, Laplace):
+        eps = 1.0 / m.noise_multiplier
+        return _Cost(_rdp_laplace(eps, a), 0.0, eps, False)
+    if isinstance(m, PureDP):
+        return _pure_cost(m.epsilon, orders)
+    if isinstance(m, ZCDP):
+        if m.rho == 0:
+            return _zero_cost(orders)
+        return _Cost(a * m.rho, 0.0, 0.0, True)
+    if isinstance(m, SparseVector):
+        eps = m.epsilon_1 + m.epsilon_2
+        if m.rdp_bound == "paper002":
+            rdp = _rdp_laplace(m.epsilon_1, a) + _rdp_laplace(m.epsilon_2, a)
+            return _Cost(rdp, 0.0, eps, False)
+        return _pure_cost(eps, orders)
+    if isinstance(m, Composed):
+        total = _zero_cost(orders)
+        for child in m.mechanisms:
+            total = total + _cost(child, orders)
+        return total
+    if isinstance(m, Repeated):
+        return _cost(m.mechanism, orders).scaled(m.count)
+    if isinstance(m, PoissonSampled):
+        return _sampled_cost(m, orders)
+    raise NotImplementedError(
+        f"The accountant does not support the mechanism {type(m).__name__} ({m!r}); "
+        "supported: Gaussian, Laplace, PureDP, ZCDP, SparseVector, PoissonSampled, "
+        "Composed, Repeated."
+    )
+
+
+def _sampled_cost(m: PoissonSampled, orders: tuple) -> _Cost:
+    inner = _cost(m.mechanism, orders)
+    q = m.rate
+    if q == 1.0:
+        return inner
+    if not inner.other and inner.gauss == 0 and inner.pure == 0:
+        return _zero_cost(orders)
+    a = np.asarray(orders, dtype=float)
+    if inner.is_gaussian:
+        # Any composition of Gaussians on one sample is a single Gaussian.
+        sigma = inner.gauss ** -0.5
+        return _Cost(_sampled_gaussian_rdp(q, sigma, orders), 0.0, 0.0, True)
+    zw = _zhu_wang_rdp(q, m.mechanism, orders)
+    if inner.is_pure:
+        # Amplification by Poisson subsampling of a pure-DP mechanism.
+        eps = math.log1p(q * math.expm1(inner.pure))
+        return _Cost(np.minimum(_rdp_pure(eps, a), zw), 0.0, eps, False)
+    return _Cost(zw, 0.0, 0.0, True)
+
+
+# ---------------------------------------------------------------------------
+# Conversions.
+# ---------------------------------------------------------------------------
+
+def _check_delta(delta, *, name="delta") -> float:
+    if isinstance(delta, bool):
+        raise ValueError(f"{name} must be a number in [0, 1), got {delta!r}.")
+    try:
+        delta = float(delta)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number in [0, 1), got {delta!r}.") from None
+    if not (0.0 <= delta < 1.0):
+        raise ValueError(f"{name} must be in [0, 1), got {delta!r}.")
+    return delta
+
+
+def rdp_to_epsilon(rdp, orders, delta: float) -> float:
+    r"""Convert an RDP curve to epsilon at a given delta.
+
+    Parameters
+    ----------
+    rdp : array-like
+        RDP values :math:`R(\alpha)` at ``orders`` (``inf`` allowed).
+    orders : array-like
+        The orders :math:`\alpha > 1`.
+    delta : float
+        Target delta in (0, 1).
+
+    Returns
+    -------
+    epsilon : float
+        :math:`\max\{0, \min_\alpha [R(\alpha) + \log(1 - 1/\alpha) -
+        (\log\delta + \log\alpha)/(\alpha - 1)]\}`; ``inf`` if delta is 0.
+
+    References
+    ----------
+    .. [1] C. Canonne, G. Kamath and T. Steinke, "The Discrete Gaussian for
+       Differential Privacy", NeurIPS 2020, Proposition 12.
+    .. [2] B. Balle, G. Barthe, M. Gaboardi, J. Hsu and T. Sato, "Hypothesis
+       Testing Interpretations and Rényi Differential Privacy", AISTATS 2020.
+    """
+    delta = _check_delta(delta)
+    if delta == 0:
+        return math.inf
+    a = np.asarray(orders, dtype=float)
+    r = np.asarray(rdp, dtype=float)
+    with np.errstate(invalid="ignore", over="ignore"):
+        eps = r + np.log1p(-1.0 / a) - (math.log(delta) + np.log(a)) / (a - 1)
+    eps = np.where(np.isnan(eps), np.inf, eps)
+    return max(0.0, float(np.min(eps)))
+
+
+def _rdp_to_delta(rdp, orders, epsilon: float) -> float:
+    a = np.asarray(orders, dtype=float)
+    r = np.asarray(rdp, dtype=float)
+    with np.errstate(invalid="ignore", over="ignore"):
+        log_delta = (a - 1) * (r - epsilon + np.log1p(-1.0 / a)) - np.log(a)
+    log_delta = np.where(np.isnan(log_delta), np.inf, log_delta)
+    return float(min(1.0, math.exp(min(0.0, float(np.min(log_delta))))))
+
+
+def _gauss_log_delta(eps: float, mu: float) -> float:
+    """log delta(eps) of a Gaussian with sensitivity / std ``mu`` (Balle & Wang)."""
+    la = special.log_ndtr(mu / 2 - eps / mu)
+    lb = special.log_ndtr(-mu / 2 - eps / mu) + eps
+    if lb >= la:
+        return -math.inf
+    return float(la + math.log1p(-math.exp(lb - la)))
+
+
+def _analytic_gaussian_epsilon(mu: float, delta: float) -> float:
+    """Smallest eps with delta(eps) <= delta for the Gaussian with ratio ``mu``.
+
+    Solved by Brent's method; the returned value is nudged up until
+    delta(eps) <= delta holds, so it is never below the exact epsilon.
+    """
+    if mu == 0:
+        return 0.0
+    log_target = math.log(delta)
+
+    def f(eps):
+        return _gauss_log_delta(eps, mu) - log_target
+
+    if f(0.0) <= 0:
+        return 0.0
+    # zCDP bound (rho = mu^2 / 2) is a valid upper end of the bracket.
+    hi = mu * mu / 2 + mu * math.sqrt(2 * math.log(1 / delta))
+    while f(hi) > 0:
+        hi *= 2
+    eps = optimize.brentq(f, 0.0, hi, xtol=1e-13, rtol=1e-13, maxiter=500)
+    step = 1e-12 * max(1.0, eps)
+    while f(eps) > 0:
+        eps += step
+        step *= 2
+    return float(eps)
+
+
+_METHODS = ("auto", "rdp", "analytic", "pure")
+
+
+def _epsilon_of_cost(cost: _Cost, delta: float, orders: tuple, method: str = "auto") -> float:
+    candidates = []
+    if method in ("auto", "pure"):
+        if cost.is_pure:
+            candidates.append(cost.pure)
+        elif method == "pure":
+            raise ValueError(
+                "method='pure' needs a mechanism made only of pure-DP parts "
+                "(Laplace, PureDP, SparseVector, and sampled or composed forms of them)."
+            )
+    if method in ("auto", "analytic"):
+        if cost.is_gaussian:
+            if delta > 0:
+                candidates.append(_analytic_gaussian_epsilon(math.sqrt(cost.gauss), delta))
+        elif cost.is_hybrid:
+            if delta > 0:
+                candidates.append(
+                    _analytic_gaussian_epsilon(math.sqrt(cost.gauss), delta) + cost.pure)
+        elif method == "analytic":
+            raise ValueError(
+                "method='analytic' needs a composition of unsampled Gaussian mechanisms "
+                "(optionally plus pure-DP mechanisms)."
+            )
+    if method in ("auto", "rdp") and delta > 0:
+        candidates.append(rdp_to_epsilon(cost.rdp, orders, delta))
+    return min(candidates) if candidates else math.inf
+
+
+def _check_method(method):
+    if method not in _METHODS:
+        raise ValueError(f"method must be one of {_METHODS}, got {method!r}.")
+
+
+def get_rdp(mechanism: Mechanism, orders=DEFAULT_ORDERS) -> np.ndarray:
+    r"""Rényi DP curve of a mechanism.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        Any mechanism tree.
+    orders : array-like of float, default=DEFAULT_ORDERS
+        Orders :math:`\alpha > 1` (integer and fractional).
+
+    Returns
+    -------
+    rdp : ndarray of shape (len(orders),)
+        :math:`R(\alpha)` such that the mechanism is
+        :math:`(\alpha, R(\alpha))`-RDP at each order (may be ``inf``).
+
+    Notes
+    -----
+    - Gaussian: :math:`\alpha / (2z^2)`.  ZCDP: :math:`\alpha\rho`.
+    - Laplace: Mironov's closed form [1]_.
+    - PureDP and SparseVector (default bound): the tight bound for a generic
+      pure-DP mechanism, :math:`\varepsilon - \log\frac{1+e^{-\varepsilon}}
+      {1+e^{-(2\alpha-1)\varepsilon}} / (\alpha - 1)` [4]_.
+    - PoissonSampled(Gaussian): exact numerical RDP [2]_ (binomial expansion
+      at integer orders, two-series expansion at fractional ones).
+    - PoissonSampled(other): see :class:`~skdp.accounting.PoissonSampled`.
+    - Composed / Repeated: curves add.
+
+    References
+    ----------
+    .. [1] I. Mironov, "Rényi Differential Privacy", CSF 2017.
+    .. [2] I. Mironov, K. Talwar and L. Zhang, "Rényi Differential Privacy of
+       the Sampled Gaussian Mechanism", arXiv:1908.10530, 2019.
+    .. [3] Y. Zhu and Y.-X. Wang, "Poisson Subsampled Rényi Differential
+       Privacy", ICML 2019.
+    .. [4] M. Bun and T. Steinke, "Concentrated Differential Privacy", TCC 2016.
+    """
+    if not isinstance(mechanism, Mechanism):
+        raise ValueError(f"get_rdp: expected a Mechanism, got {mechanism!r}.")
+    return np.array(_cost(mechanism, _orders_key(orders)).rdp)
+
+
+def get_epsilon(mechanism: Mechanism, delta: float, *, method: str = "auto",
+                orders=DEFAULT_ORDERS) -> float:
+    r"""Epsilon of a mechanism at a given delta.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        Any mechanism tree.
+    delta : float
+        Target delta in [0, 1).
+    method : {"auto", "rdp", "analytic", "pure"}, default="auto"
+        - ``"auto"``: the smallest of the valid bounds below that apply.
+        - ``"rdp"``: RDP curve and the tight conversion (``inf`` at delta 0).
+        - ``"analytic"``: a tree of unsampled Gaussians is exactly one
+          Gaussian with :math:`z = (\sum_t z_t^{-2})^{-1/2}`; its exact
+          epsilon by the analytic Gaussian mechanism [2]_.  Pure-DP parts
+          beside the Gaussians are added by basic composition.
+        - ``"pure"``: basic composition of pure-DP parts (valid at every
+          delta >= 0; Poisson-sampled parts amplified by
+          :math:`\log(1 + q(e^\varepsilon - 1))`).
+    orders : array-like, default=DEFAULT_ORDERS
+        Rényi orders used by the RDP route.
+
+    Returns
+    -------
+    epsilon : float
+        An epsilon such that the mechanism is (epsilon, delta)-DP, never
+        below the exact value of the method used; ``inf`` if none applies
+        (e.g. a Gaussian at delta 0).
+
+    Raises
+    ------
+    ValueError
+        Bad delta or method, or a method that does not apply to the tree.
+
+    References
+    ----------
+    .. [1] C. Canonne, G. Kamath and T. Steinke, "The Discrete Gaussian for
+       Differential Privacy", NeurIPS 2020.
+    .. [2] B. Balle and Y.-X. Wang, "Improving the Gaussian Mechanism for
+       Differential Privacy", ICML 2018.
+
+    Examples
+    --------
+    >>> from skdp.accounting import Gaussian, Repeated, get_epsilon
+    >>> round(get_epsilon(Repeated(Gaussian(20.0), 200), 1e-5), 3)
+    2.943
+    """
+    if not isinstance(mechanism, Mechanism):
+        raise ValueError(f"get_epsilon: expected a Mechanism, got {mechanism!r}.")
+    delta = _check_delta(delta)
+    _check_method(method)
+    key = _orders_key(orders)
+    return _epsilon_of_cost(_cost(mechanism, key), delta, key, method)
+
+
+def _delta_of_cost(cost: _Cost, epsilon: float, orders: tuple) -> float:
+    candidates = [_rdp_to_delta(cost.rdp, orders, epsilon)]
+    if cost.is_pure:
+        candidates.append(0.0 if epsilon >= cost.pure else 1.0)
+    if cost.is_gaussian or cost.is_hybrid:
+        rest = epsilon - cost.pure
+        if rest >= 0:
+            candidates.append(math.exp(_gauss_log_delta(rest, math.sqrt(cost.gauss))))
+    return max(0.0, min(candidates))
+
+
+def get_delta(mechanism: Mechanism, epsilon: float, *, orders=DEFAULT_ORDERS) -> float:
+    r"""Delta of a mechanism at a given epsilon.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        Any mechanism tree.
+    epsilon : float
+        Target epsilon >= 0.
+    orders : array-like, default=DEFAULT_ORDERS
+        Rényi orders used by the RDP route.
+
+    Returns
+    -------
+    delta : float
+        The smallest valid delta among the RDP conversion
+        :math:`\min_\alpha e^{(\alpha-1)(R(\alpha)-\varepsilon)}
+        (1-1/\alpha)^{\alpha-1}/\alpha`, the analytic Gaussian (for trees of
+        unsampled Gaussians) and basic pure composition.
+    """
+    if not isinstance(mechanism, Mechanism):
+        raise ValueError(f"get_delta: expected a Mechanism, got {mechanism!r}.")
+    try:
+        epsilon = float(epsilon)
+    except (TypeError, ValueError):
+        raise ValueError(f"epsilon must be a number >= 0, got {epsilon!r}.") from None
+    if not epsilon >= 0:
+        raise ValueError(f"epsilon must be >= 0, got {epsilon!r}.")
+    key = _orders_key(orders)
+    return _delta_of_cost(_cost(mechanism, key), epsilon, key)
