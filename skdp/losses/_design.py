@@ -31,7 +31,12 @@ def _row_norms(X, ord):
         return np.asarray(X_abs.sum(axis=1)).ravel()
     if ord == 2:
         return np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
-    return np.abs(X).sum(axis=1, dtype=np.float64)
+    # |X| in blocks of rows, so no temporary of the size of X
+    out = np.empty(X.shape[0])
+    step = max(1, (1 << 22) // max(1, X.shape[1]))
+    for start in range(0, X.shape[0], step):
+        out[start:start + step] = np.abs(X[start:start + step]).sum(axis=1, dtype=np.float64)
+    return out
 
 
 class LinearDesign:
