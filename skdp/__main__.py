@@ -1,16 +1,13 @@
 """``python -m skdp``: fit every skdp estimator on data shipped with scikit-learn.
 
 Prints, per data set and epsilon, the test score of the private model next
-to the non-private scikit-learn score. Preprocessing is data-independent
-(a fixed log transform and row normalisation), so the only access to the
-training data is through the private estimators.
+to the non-private scikit-learn score (see :mod:`skdp.demo` for the
+preprocessing of each data set).
 """
 
 import argparse
 import sys
 import time
-
-import numpy as np
 
 from .demo import run_demo
 

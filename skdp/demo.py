@@ -5,20 +5,20 @@ from sklearn.datasets import load_breast_cancer, load_digits
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import FunctionTransformer, Normalizer
+from sklearn.preprocessing import Normalizer, StandardScaler
 
 from .accounting import BudgetAccountant
 
 __all__ = ["demo_tasks", "run_demo"]
 
 
-def _log_features(X):
-    # data-independent, so it costs no privacy (unlike a fitted scaler)
-    return np.log1p(np.abs(X)) * np.sign(X)
-
-
-def _preprocess():
-    return [FunctionTransformer(_log_features), Normalizer()]
+# Preprocessing per data set. Normalizer is stateless (it costs no privacy);
+# breast_cancer's features need centring, done by a StandardScaler that is fit
+# WITHOUT privacy: the demo's guarantee covers the estimators' access only.
+_PREPROCESS = {
+    "breast_cancer": lambda: [StandardScaler(), Normalizer()],
+    "digits": lambda: [Normalizer()],
+}
 
 
 def demo_tasks():
@@ -79,7 +79,7 @@ def run_demo(epsilons, n_seeds=5):
         X, y = loader()
         X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, random_state=0)
         is_classifier = metric == "accuracy"
-        pre = _preprocess() if is_classifier else []
+        pre = _PREPROCESS[data]() if is_classifier else []
         cells = []
         for eps in epsilons:
             scores = []
@@ -95,4 +95,7 @@ def run_demo(epsilons, n_seeds=5):
     lines.append("")
     lines.append(f"{len(accountant.spends)} private fits; the accountant composes them to "
                  f"(epsilon={eps_total:.2f}, delta={delta_total:.1e}) in total.")
+    lines.append("Test scores on a 30% hold-out, mean over seeds. breast_cancer is centred by a "
+                 "StandardScaler fit without privacy (the guarantee covers the estimator only); "
+                 "digits uses only the stateless Normalizer.")
     return "\n".join(lines)
