@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+from scipy import optimize
+
 from .mechanisms import Mechanism
 from .rdp import _METHODS, _check_delta, get_epsilon
 
@@ -88,12 +90,16 @@ def calibrate(make_mechanism: Callable[[float], Mechanism], epsilon: float, delt
     if not (tol > 0):
         raise ValueError(f"calibrate: tol must be > 0, got {tol!r}.")
 
+    probes = {}
+
     def eps_of(z: float) -> float:
-        mechanism = make_mechanism(z)
-        if not isinstance(mechanism, Mechanism):
-            raise ValueError(
-                f"calibrate: make_mechanism({z!r}) returned {mechanism!r}, not a Mechanism.")
-        return get_epsilon(mechanism, delta, method=method)
+        if z not in probes:
+            mechanism = make_mechanism(z)
+            if not isinstance(mechanism, Mechanism):
+                raise ValueError(
+                    f"calibrate: make_mechanism({z!r}) returned {mechanism!r}, not a Mechanism.")
+            probes[z] = get_epsilon(mechanism, delta, method=method)
+        return probes[z]
 
     z = min(max(1.0, lower), cap)
     if eps_of(z) <= epsilon:
@@ -121,7 +127,38 @@ def calibrate(make_mechanism: Callable[[float], Mechanism], epsilon: float, delt
             if eps_of(hi) <= epsilon:
                 break
             lo = hi
-    # Invariant: eps_of(lo) > epsilon >= eps_of(hi).
+    # Invariant: eps_of(lo) > epsilon >= eps_of(hi).  Brent's method on
+    # log(epsilon) against log(z) (nearly linear) finds the root in a few
+    # probes; bisection on log z finishes whatever it leaves, and only a
+    # probed point meeting the target is ever returned.
+    log_target = math.log(epsilon)
+
+    def g(u):
+        z = lo if u == u_lo else hi if u == u_hi else math.exp(u)
+        return math.log(max(eps_of(z), 1e-300)) - log_target
+
+    while hi > lo * (1 + tol) and not math.isfinite(eps_of(lo)):
+        mid = math.sqrt(lo * hi)
+        if eps_of(mid) <= epsilon:
+            hi = mid
+        else:
+            lo = mid
+    if hi > lo * (1 + tol):
+        u_lo, u_hi = math.log(lo), math.log(hi)
+        xtol = math.log1p(tol) / 4
+        try:
+            root = math.exp(optimize.brentq(g, u_lo, u_hi, xtol=xtol, maxiter=100) + xtol)
+        except (ValueError, RuntimeError):  # pragma: no cover - non-monotone epsilon
+            root = None
+        if root is not None and lo < root < hi:
+            eps_of(root)
+        # Shrink the bracket to the closest probes on each side.
+        for z, e in probes.items():
+            if lo < z < hi:
+                if e <= epsilon:
+                    hi = z
+                else:
+                    lo = z
     while hi > lo * (1 + tol):
         mid = math.sqrt(lo * hi)
         if eps_of(mid) <= epsilon:

@@ -96,13 +96,21 @@ def _readonly(arr: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 def _log_expm1(x):
-    """log(exp(x) - 1) for x > 0, stable for tiny and huge x."""
+    """log(exp(x) - 1) for x >= 0, stable for tiny and huge x."""
     x = np.asarray(x, dtype=float)
-    with np.errstate(over="ignore", divide="ignore"):
-        big = x > 20.0
-        out = np.where(big, x + np.log1p(-np.exp(-np.where(big, x, 1.0))),
-                       np.log(np.expm1(np.where(big, 1.0, x))))
-    return out
+    with np.errstate(divide="ignore"):
+        return x + np.log(-np.expm1(-x))
+
+
+def _signed_logsumexp(x: np.ndarray, b: np.ndarray, axis: int = -1):
+    """log|sum(b * exp(x))| and its sign along ``axis`` (b in {-1, 0, 1})."""
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = np.sum(b * np.exp(x - m), axis=axis)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.abs(s)) + np.squeeze(m, axis=axis)
+    return out, np.sign(s)
 
 
 def _rdp_gaussian(z: float, a: np.ndarray) -> np.ndarray:
@@ -136,13 +144,11 @@ def _segments(alphas: np.ndarray, start: int):
     return seg, k, offsets
 
 
-def _segment_logsumexp(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+def _segment_logsumexp(x: np.ndarray, offsets: np.ndarray, seg: np.ndarray) -> np.ndarray:
     m = np.maximum.reduceat(x, offsets)
     m_safe = np.where(np.isfinite(m), m, 0.0)
-    with np.errstate(over="ignore", invalid="ignore"):
-        s = np.add.reduceat(np.exp(x - np.repeat(m_safe, np.diff(np.append(offsets, x.size)))),
-                            offsets)
-        out = np.log(s) + m_safe
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        out = np.log(np.add.reduceat(np.exp(x - m_safe[seg]), offsets)) + m_safe
     out = np.where(np.isposinf(m), np.inf, out)
     return np.where(np.isneginf(m), -np.inf, out)
 
@@ -159,9 +165,9 @@ def _int_layout(alphas: tuple):
     a = al[seg]
     kf = k.astype(float)
     log_binom = _log_binom(a, kf)
-    for arr in (a, kf, log_binom, offsets, k):
+    for arr in (a, kf, log_binom, offsets, k, seg):
         arr.setflags(write=False)
-    return a, kf, k, log_binom, offsets
+    return a, kf, k, log_binom, offsets, seg
 
 
 def _sg_log_a_int(q: float, sigma: float, alphas) -> np.ndarray:
@@ -175,10 +181,10 @@ def _sg_log_a_int(q: float, sigma: float, alphas) -> np.ndarray:
     alphas = tuple(float(x) for x in np.asarray(alphas, dtype=float))
     if not alphas:
         return np.zeros(0)
-    a, kf, _, log_binom, offsets = _int_layout(alphas)
+    a, kf, _, log_binom, offsets, seg = _int_layout(alphas)
     log_terms = (log_binom + kf * math.log(q) + (a - kf) * math.log1p(-q)
                  + _log_expm1((kf * kf - kf) / (2 * sigma * sigma)))
-    return np.logaddexp(0.0, _segment_logsumexp(log_terms, offsets))
+    return np.logaddexp(0.0, _segment_logsumexp(log_terms, offsets, seg))
 
 
 def _sg_log_a_frac(q: float, sigma: float, alphas: np.ndarray) -> np.ndarray:
@@ -213,12 +219,10 @@ def _sg_log_a_frac(q: float, sigma: float, alphas: np.ndarray) -> np.ndarray:
               + special.log_ndtr((z0 - i) / sigma))
         s1 = (log_c + j * log_q + i * log_1mq + (j * j - j) * inv
               + special.log_ndtr((j - z0) / sigma))
-        blk_val, blk_sign = special.logsumexp(
-            np.concatenate([s0, s1], axis=1), axis=1,
-            b=np.concatenate([sign, sign], axis=1), return_sign=True)
-        prev = np.stack([acc_val[todo], blk_val], axis=1)
-        prev_sign = np.stack([acc_sign[todo], blk_sign], axis=1)
-        val, sgn = special.logsumexp(prev, axis=1, b=prev_sign, return_sign=True)
+        blk_val, blk_sign = _signed_logsumexp(
+            np.concatenate([s0, s1], axis=1), np.concatenate([sign, sign], axis=1))
+        val, sgn = _signed_logsumexp(np.stack([acc_val[todo], blk_val], axis=1),
+                                     np.stack([acc_sign[todo], blk_sign], axis=1))
         acc_val[todo], acc_sign[todo] = val, sgn
         # Tail bound: beyond the last terms the magnitudes decay at least like
         # i^-(alpha+1), so the tail is at most (1 + N/alpha) times the largest
@@ -284,19 +288,17 @@ def _zhu_wang_rdp(q: float, inner, orders: tuple) -> np.ndarray:
     kmax = int(targets.max())
     inner_int = _cost(inner, tuple(float(x) for x in range(2, kmax + 1))).rdp
     eps_at = np.concatenate([[0.0, 0.0], inner_int])  # eps_at[l] for l >= 2
-    seg, k, offsets = _segments(targets, 2)
-    al = targets[seg]
-    kf = k.astype(float)
+    al, kf, k, log_binom, offsets, seg = _int_layout(tuple(targets.tolist()))
     e = eps_at[k]
     with np.errstate(over="ignore", invalid="ignore"):
         x = (kf - 1) * e
         # l = 2: C q^2 (1-q)^(a-2) (e^eps(2) - 1); l >= 3: ... (3 e^x - 1).
         log_factor = np.where(
-            k == 2, _log_expm1(np.maximum(x, 1e-300)),
+            k == 2, _log_expm1(x),
             math.log(3.0) + x + np.log1p(-np.exp(-x) / 3.0))
         log_factor = np.where(np.isposinf(x), np.inf, log_factor)
-        log_terms = _log_binom(al, kf) + kf * math.log(q) + (al - kf) * math.log1p(-q) + log_factor
-    log_a = np.logaddexp(0.0, _segment_logsumexp(log_terms, offsets))
+        log_terms = log_binom + kf * math.log(q) + (al - kf) * math.log1p(-q) + log_factor
+    log_a = np.logaddexp(0.0, _segment_logsumexp(log_terms, offsets, seg))
     bound = dict(zip(targets.tolist(), (log_a / (targets - 1)).tolist()))
     zw = np.array([bound.get(c, np.inf) for c in ceil.tolist()])
     out[use] = np.minimum(out[use], zw[use])
