@@ -125,10 +125,12 @@ class _Tally:
 # Every accountant alive in this process, by token: unpickling in the process
 # that owns an accountant returns that very object.
 _LIVE: "weakref.WeakValueDictionary[str, BudgetAccountant]" = weakref.WeakValueDictionary()
+_LIVE_LOCK = threading.Lock()
 
 
 def _restore(state: dict) -> "BudgetAccountant":
-    live = _LIVE.get(state["token"])
+    with _LIVE_LOCK:
+        live = _LIVE.get(state["token"])
     if live is not None:
         return live
     acc = BudgetAccountant.__new__(BudgetAccountant)
@@ -227,7 +229,8 @@ class BudgetAccountant:
         self._stale_conns = []
         if path is not None:
             self._init_ledger()
-        _LIVE[token] = self
+        with _LIVE_LOCK:
+            _LIVE[token] = self
 
     # -- public read-only state ----------------------------------------------
     @property
@@ -289,7 +292,7 @@ class BudgetAccountant:
         eps, delta = self.spent()
         left_eps, left_delta = self._epsilon - eps, self._delta - delta
         # Differences within the comparison slack are rounding noise.
-        if left_eps <= self._epsilon * _SLACK:
+        if math.isfinite(self._epsilon) and left_eps <= self._epsilon * _SLACK:
             left_eps = 0.0
         if left_delta <= self._delta * _SLACK + 1e-15:
             left_delta = 0.0
@@ -495,12 +498,14 @@ class BudgetAccountant:
 
     def _sync_rows(self, conn: sqlite3.Connection) -> None:
         (count,) = conn.execute("SELECT COUNT(*) FROM skdp_spends").fetchone()
-        if count < len(self._tally.spends):
-            # Rows were removed by hand: rebuild from scratch.
-            self._tally, self._last_id = _Tally(), 0
         rows = conn.execute(
             "SELECT id, epsilon, delta, mechanism, label FROM skdp_spends WHERE id > ? "
             "ORDER BY id", (self._last_id,)).fetchall()
+        if len(self._tally.spends) + len(rows) != count:
+            # Rows were removed by hand: rebuild from scratch.
+            self._tally, self._last_id = _Tally(), 0
+            rows = conn.execute("SELECT id, epsilon, delta, mechanism, label FROM skdp_spends "
+                                "ORDER BY id").fetchall()
         for row_id, eps, delta, mech_json, label in rows:
             mechanism = None
             if mech_json is not None:
@@ -604,6 +609,18 @@ _ACTIVE: list = []
 _ACTIVE_LOCK = threading.Lock()
 _DEFAULT: Optional[BudgetAccountant] = None
 _DEFAULT_LOCK = threading.Lock()
+
+
+def _after_fork_in_child() -> None:
+    # Locks held by other threads at fork time would never be released here.
+    global _ACTIVE_LOCK, _DEFAULT_LOCK, _LIVE_LOCK
+    _ACTIVE_LOCK, _DEFAULT_LOCK, _LIVE_LOCK = threading.Lock(), threading.Lock(), threading.Lock()
+    for acc in list(_LIVE.values()):
+        acc._lock = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def get_default_accountant() -> BudgetAccountant:
