@@ -500,8 +500,11 @@ def _claim(est):
     return (None if eps is None else float(eps)), (None if delta is None else float(delta))
 
 
-def _fit_and_score(estimator, datasets, jobs, statistic):
+def _fit_and_score(estimator, datasets, jobs, statistic, run_context=None):
     """Fit one model per ``(dataset index, seed)`` job and score it."""
+    if run_context is not None:
+        with run_context():
+            return _fit_and_score(estimator, datasets, jobs, statistic)
     scores = np.empty(len(jobs))
     claims = set()
     for j, (which, seed) in enumerate(jobs):
@@ -530,7 +533,7 @@ def _stack(X, row):
 def audit_estimator(estimator, X, y, canary_x, canary_y, statistic, *, n_runs=1000,
                     delta=None, claimed_epsilon=None, confidence=0.95,
                     selection_fraction=0.2, threshold=None, random_state=None,
-                    n_jobs=1):
+                    n_jobs=1, run_context=None):
     """Audit a private estimator with a canary record (black-box).
 
     Fits ``n_runs`` models on ``D = (X, y)`` and ``n_runs`` on the
@@ -580,7 +583,12 @@ def audit_estimator(estimator, X, y, canary_x, canary_y, statistic, *, n_runs=10
     n_jobs : int, default=1
         Parallel fitting with joblib (processes); results do not depend on
         it. Monkeypatches made in the calling process do not reach worker
-        processes: use ``n_jobs=1`` for patched (broken) variants.
+        processes: pass them as ``run_context``.
+    run_context : callable or None, default=None
+        A picklable zero-argument callable returning a context manager,
+        entered around the fits in whichever process runs them. Tests use
+        it to install patches, e.g. a deliberately broken variant (a
+        negative control) that must also apply in joblib workers.
 
     Returns
     -------
@@ -623,14 +631,15 @@ def audit_estimator(estimator, X, y, canary_x, canary_y, statistic, *, n_runs=10
     jobs = [(k % 2, s) for k, s in enumerate(seeds)]
     n_jobs = 1 if n_jobs is None else int(n_jobs)
     if n_jobs == 1:
-        scores, claims = _fit_and_score(estimator, datasets, jobs, statistic)
+        scores, claims = _fit_and_score(estimator, datasets, jobs, statistic, run_context)
     else:
         from joblib import Parallel, cpu_count, delayed
 
         workers = cpu_count() if n_jobs < 0 else n_jobs
         chunks = np.array_split(np.arange(len(jobs)), 4 * workers)
         parts = Parallel(n_jobs=n_jobs)(
-            delayed(_fit_and_score)(estimator, datasets, [jobs[i] for i in c], statistic)
+            delayed(_fit_and_score)(estimator, datasets, [jobs[i] for i in c], statistic,
+                                    run_context)
             for c in chunks if c.size
         )
         scores = np.concatenate([p[0] for p in parts])

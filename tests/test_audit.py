@@ -1,0 +1,603 @@
+"""Empirical privacy audit (issue 5): every estimator x solver, negative controls.
+
+Every audit fits on D and on D' = D + one canary with independent seeds and
+turns the scores of a fixed statistic into a Clopper-Pearson lower bound on
+epsilon (``skdp.testing.audit``). Three kinds of checks:
+
+* the audit machinery itself, on exact binomial computations and on a plain
+  Gaussian mechanism whose epsilon is known (bound below the truth, within a
+  factor 3 of it);
+* every estimator in ``skdp`` with every solver ``available_solvers``
+  offers it: the bound stays at or below the claimed epsilon;
+* negative controls, which must FAIL the audit: the same solvers with the
+  noise switched off, and with clipping switched off on a canary of huge
+  norm. The broken variants exist only here, as patches.
+
+Canary design (see docs/audit.md): the data set D lives in features the
+canary does not touch and the canary is a single unit vector, so D's
+gradients vanish in the canary's coordinate and the canary's gradient,
+clipped to a ``clip_norm`` far below its raw norm, is a constant
+``clip_norm`` push in that coordinate at every step. The coefficient on it
+is then (for full-batch gradient descent) exactly the output of a Gaussian
+mechanism, the most powerful test there is at that noise level.
+
+Run ``pytest -m audit_long tests/test_audit.py`` for the long version (more
+runs, pure-DP and subsampled variants of every solver).
+"""
+
+import contextlib
+import functools
+import importlib
+import os
+import pkgutil
+import sys
+import time
+from dataclasses import dataclass
+from unittest import mock
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import skdp
+from skdp import testing as skdp_testing
+from skdp._base import PrivateEstimatorMixin
+from skdp.solvers import available_solvers
+from skdp.testing import (
+    audit_estimator,
+    audit_gaussian_mechanism,
+    audit_scores,
+    clopper_pearson,
+    epsilon_lower_bound,
+    gaussian_epsilon,
+    gaussian_noise_multiplier,
+    max_epsilon_lower_bound,
+)
+
+CLAIMED_EPSILON = 2.0
+DELTA = 1e-5
+#: fits per data set in the quick audit and in the long one
+N_RUNS = int(os.environ.get("SKDP_AUDIT_RUNS", 500))
+N_RUNS_LONG = int(os.environ.get("SKDP_AUDIT_RUNS_LONG", 10000))
+#: fits per data set for a negative control (ceiling 3.0 > CLAIMED_EPSILON)
+N_RUNS_CONTROL = 100
+N_JOBS = int(os.environ.get("SKDP_AUDIT_JOBS", 2))
+#: iterations of every audited fit: enough to exercise each solver's loop,
+#: few enough that a fit takes milliseconds
+MAX_ITER = 20
+
+
+@pytest.fixture(autouse=True)
+def _long_audit_only_on_request(request):
+    """``audit_long`` tests run only when selected with ``-m audit_long``."""
+    if request.node.get_closest_marker("audit_long") is not None:
+        if "audit_long" not in (request.config.getoption("-m") or ""):
+            pytest.skip("long audit: run with -m audit_long")
+
+
+# --------------------------------------------------------------------------
+# The audit machinery
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("n", [1, 7, 50, 400])
+@pytest.mark.parametrize("p", [0.01, 0.3, 0.9])
+def test_clopper_pearson_one_sided_coverage_is_exact(n, p):
+    # P[lower bound > p] <= alpha, computed exactly over the binomial law
+    alpha = 0.025
+    k = np.arange(n + 1)
+    pmf = stats.binom.pmf(k, n, p)
+    lo = clopper_pearson(k, np.full_like(k, n), alpha, "lower")
+    hi = clopper_pearson(k, np.full_like(k, n), alpha, "upper")
+    assert pmf[lo > p].sum() <= alpha + 1e-12
+    assert pmf[hi < p].sum() <= alpha + 1e-12
+    # and not grossly conservative for moderate n
+    if n >= 50 and 0.05 < p < 0.95:
+        assert pmf[lo > p].sum() > alpha / 10
+
+
+def test_clopper_pearson_reference_values():
+    # classical values: 0 successes in 100 -> upper 0.0295 (one-sided 97.5% ... 95%)
+    assert clopper_pearson(0, 100, 0.05, "upper") == pytest.approx(1 - 0.05 ** (1 / 100))
+    assert clopper_pearson(100, 100, 0.05, "lower") == pytest.approx(0.05 ** (1 / 100))
+    lo, hi = clopper_pearson(5, 10, 0.05)
+    assert (lo, hi) == pytest.approx((0.187086, 0.812914), abs=1e-6)
+    with pytest.raises(ValueError, match="0 <= k <= n"):
+        clopper_pearson(11, 10)
+    with pytest.raises(ValueError, match="alternative"):
+        clopper_pearson(1, 10, 0.05, "both")
+
+
+def test_epsilon_lower_bound_formula_and_tails():
+    alpha = 0.025
+    tp, fn, fp, tn = 300, 700, 30, 970
+    tpr_lo = clopper_pearson(tp, tp + fn, alpha, "lower")
+    fpr_hi = clopper_pearson(fp, fp + tn, alpha, "upper")
+    expected = np.log((tpr_lo - DELTA) / fpr_hi)
+    assert epsilon_lower_bound(tp, fn, fp, tn, DELTA) == pytest.approx(expected)
+    # the mirrored test (few canary runs flagged "out") uses the other tail
+    assert epsilon_lower_bound(tn, fp, fn, tp, DELTA) == pytest.approx(expected, rel=1e-9)
+    # nothing significant -> 0; more delta -> smaller bound; more confidence -> smaller
+    assert epsilon_lower_bound(500, 500, 480, 520, DELTA) == 0.0
+    assert epsilon_lower_bound(tp, fn, fp, tn, 0.1) < expected
+    assert epsilon_lower_bound(tp, fn, fp, tn, DELTA, confidence=0.99) < expected
+    # the ceiling: a perfect test with n evaluation runs per side
+    ceiling = max_epsilon_lower_bound(100, 100, DELTA)
+    assert ceiling == epsilon_lower_bound(100, 0, 0, 100, DELTA)
+    assert ceiling == pytest.approx(np.log((0.025 ** 0.01 - DELTA) / (1 - 0.025 ** 0.01)))
+    with pytest.raises(ValueError, match="tp must be an integer"):
+        epsilon_lower_bound(-1, 3, 3, 3, DELTA)
+    with pytest.raises(ValueError, match="delta"):
+        epsilon_lower_bound(1, 3, 3, 3, 1.5)
+
+
+def test_epsilon_lower_bound_is_tight_on_randomized_response():
+    # randomized response is exactly eps-DP and its likelihood ratio is e^eps
+    # on a set of constant probability: the bound approaches eps itself
+    eps, n = 1.5, 200_000
+    p = np.exp(eps) / (1 + np.exp(eps))
+    rng = np.random.default_rng(0)
+    scores_in = (rng.random(n) < p).astype(float)
+    scores_out = (rng.random(n) < 1 - p).astype(float)
+    result = audit_scores(scores_out, scores_in, delta=0.0, claimed_epsilon=eps)
+    assert result.passed
+    assert 0.9 * eps < result.epsilon_lower_bound <= eps
+    assert result.threshold == pytest.approx(0.5)
+
+
+def test_gaussian_reference_epsilon():
+    # analytic Gaussian (Balle & Wang 2018): round trip and known figures
+    for eps in (0.5, 1.0, 2.0, 4.0, 8.0):
+        z = gaussian_noise_multiplier(eps, DELTA)
+        assert gaussian_epsilon(z, DELTA) == pytest.approx(eps, rel=1e-8)
+    assert gaussian_noise_multiplier(1.0, 1e-5) == pytest.approx(3.7305, abs=1e-3)
+    # the classical sufficient sigma is larger than the exact one
+    assert gaussian_noise_multiplier(1.0, 1e-5) < np.sqrt(2 * np.log(1.25 / 1e-5))
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 2.0, 4.0])
+def test_audit_of_gaussian_mechanism_is_valid_and_within_factor_3(epsilon):
+    result = audit_gaussian_mechanism(epsilon=epsilon, delta=DELTA, n_runs=200_000,
+                                      random_state=0)
+    assert result.claimed_epsilon == pytest.approx(epsilon)
+    assert result.passed
+    assert epsilon / 3 < result.epsilon_lower_bound <= epsilon, result.summary()
+
+
+def test_audit_of_gaussian_mechanism_catches_under_noising():
+    # noise calibrated for epsilon=8 but claimed as epsilon=2 (a 4x too small sigma)
+    z = gaussian_noise_multiplier(8.0, DELTA)
+    result = audit_gaussian_mechanism(z, delta=DELTA, n_runs=20_000, random_state=1)
+    result.claimed_epsilon = 2.0
+    assert result.epsilon_lower_bound > 2.0, result.summary()
+    assert result.passed is False
+
+
+def test_audit_scores_selection_and_fixed_threshold():
+    rng = np.random.default_rng(3)
+    out, inn = rng.normal(0, 1, 4000), rng.normal(2, 1, 4000)
+    r = audit_scores(out, inn, DELTA)
+    assert r.n_selection == 800 and r.tp + r.fn == 3200 and r.fp + r.tn == 3200
+    assert r.tail in ("upper", "lower") and r.epsilon_lower_bound > 1.0
+    fixed = audit_scores(out, inn, DELTA, threshold=3.0)
+    assert fixed.n_selection == 0 and fixed.tp + fixed.fn == 4000
+    assert fixed.tp == int(np.sum(inn > 3.0)) and fixed.fp == int(np.sum(out > 3.0))
+    # identical distributions: no evidence
+    null = audit_scores(rng.normal(size=4000), rng.normal(size=4000), DELTA)
+    assert null.epsilon_lower_bound < 0.3
+    with pytest.raises(ValueError, match="NaN"):
+        audit_scores([0.0, np.nan, 1.0], [1.0, 2.0, 3.0], DELTA)
+    with pytest.raises(ValueError, match="too few runs"):
+        audit_scores([0.0], [1.0], DELTA)
+    assert "eps_lb=" in str(r)
+
+
+def test_audit_bound_is_valid_under_the_null_across_seeds():
+    # the same mechanism on both sides (true epsilon 0): at 95% confidence at
+    # most about 5% of audits may report a positive bound
+    positives = sum(
+        audit_scores(*np.random.default_rng(s).normal(size=(2, 300)), DELTA)
+        .epsilon_lower_bound > 0
+        for s in range(200)
+    )
+    assert positives <= 20
+
+
+# --------------------------------------------------------------------------
+# Canary designs, one per estimator configuration
+# --------------------------------------------------------------------------
+@dataclass
+class Design:
+    """One audit experiment: an estimator configuration, D, the canary, the statistic."""
+
+    name: str
+    estimator: type
+    params: dict
+    X: np.ndarray
+    y: np.ndarray
+    canary_x: np.ndarray
+    canary_y: float
+    statistic: object
+    huge_canary_x: np.ndarray
+    #: solver name -> solver_params the configuration needs (public constants)
+    solver_params: object = None
+    #: extra estimator parameters for the clipping-off control
+    clipping_control_params: dict = None
+
+    def make(self, solver, epsilon=CLAIMED_EPSILON, delta=DELTA, **extra):
+        params = {**self.params, **extra}
+        if self.solver_params is not None and "solver_params" not in extra:
+            params["solver_params"] = self.solver_params(solver)
+        return self.estimator(solver=solver, epsilon=epsilon, delta=delta,
+                              max_iter=MAX_ITER, **params)
+
+    def solvers(self):
+        return available_solvers(self.estimator(**self.params))
+
+
+def _coef_00(model):
+    return float(np.ravel(model.coef_)[0])
+
+
+def _matrix_00(model):
+    value = float(model.low_rank_matrix_[0, 0])
+    return np.inf if not np.isfinite(value) else value
+
+
+def _linear_data(n=100):
+    """D: feature 1 carries the labels, feature 0 (the canary's) is always 0."""
+    X = np.zeros((n, 2))
+    X[:, 1] = np.tile([1.0, -1.0], n // 2)
+    y = (X[:, 1] > 0).astype(int)
+    return X, y
+
+
+def _matrix_sensing_data(n=100):
+    """D: measurements of entry (1, 1) only; the canary measures entry (0, 0)."""
+    X = np.zeros((n, 4))
+    X[:, 3] = np.tile([1.0, -1.0], n // 2)
+    y = 0.5 * X[:, 3]
+    return X, y
+
+
+def _matrix_sensing_solver_params(solver):
+    from skdp.solvers import get_solver
+
+    options = get_solver(solver).options
+    if solver == "gd":
+        return {"average": 0.0}
+    return {"learning_rate": 2.0} if "learning_rate" in options else {}
+
+
+def _designs():
+    X, y = _linear_data()
+    # clip_norm far below the canary's raw gradient norm (|residual| ~ 1 times
+    # a unit row): the clipped canary gradient is a constant push along e_0
+    linear = dict(fit_intercept=False, clip_norm=0.01)
+    designs = {}
+
+    def add(name, cls, params, **kw):
+        designs[name] = Design(name=name, estimator=cls, params=params, **kw)
+
+    add("logistic", skdp.DPLogisticRegression, linear, X=X, y=y,
+        canary_x=np.array([1.0, 0.0]), canary_y=1, statistic=_coef_00,
+        huge_canary_x=np.array([1e4, 0.0]))
+    svc = _estimator_class("DPLinearSVC")
+    if svc is not None:
+        for loss in ("smooth_hinge", "hinge"):
+            add(f"svc_{loss}", svc, {**linear, "loss": loss}, X=X, y=y,
+                canary_x=np.array([1.0, 0.0]), canary_y=1, statistic=_coef_00,
+                huge_canary_x=np.array([1e4, 0.0]))
+    ms = _estimator_class("DPMatrixSensing")
+    if ms is not None:
+        Xm, ym = _matrix_sensing_data()
+        # The canary measures entry (0, 0) with a far-off target, so its
+        # gradient is always clipped; it pushes U[0] . V[0] up, and D never
+        # touches row 0 of U or V. clip_norm=1 makes the push dominate the
+        # public random initial factors (N(0, 0.1^2)). The loss has no public
+        # smoothness, so solvers other than gd get the step gd uses by default
+        # (0.5 p q / B^2 = 2); gd releases its last iterate (average=0: the
+        # average of private iterates is post-processing, so auditing the
+        # last one is the stronger test).
+        add("matrix_sensing", ms, dict(shape=(2, 2), rank=1, clip_norm=1.0),
+            X=Xm, y=ym, canary_x=np.array([1.0, 0.0, 0.0, 0.0]), canary_y=100.0,
+            statistic=_matrix_00, huge_canary_x=np.array([10.0, 0.0, 0.0, 0.0]),
+            solver_params=_matrix_sensing_solver_params,
+            # unclipped, the quartic loss diverges on D too under noise of
+            # scale clip_norm=1 (both sides end at inf); at 0.1 only the
+            # huge canary's unclipped gradient blows up
+            clipping_control_params={"clip_norm": 0.1})
+    return designs
+
+
+def _public_modules():
+    for info in pkgutil.walk_packages(skdp.__path__, "skdp."):
+        parts = info.name.split(".")
+        if any(p.startswith("_") for p in parts[1:]) or parts[1] in ("testing", "demo"):
+            continue
+        try:
+            yield importlib.import_module(info.name)
+        except ImportError:  # pragma: no cover - a module being written
+            continue
+
+
+def _estimator_classes():
+    """Every public private-estimator class in skdp, by name."""
+    found = {}
+    for module in [skdp, *_public_modules()]:
+        for name in getattr(module, "__all__", []):
+            obj = getattr(module, name, None)
+            if isinstance(obj, type) and issubclass(obj, PrivateEstimatorMixin):
+                found[name] = obj
+    return found
+
+
+def _estimator_class(name):
+    return _estimator_classes().get(name)
+
+
+DESIGNS = _designs()
+ESTIMATOR_DESIGNS = {
+    "DPLogisticRegression": ["logistic"],
+    "DPLinearSVC": ["svc_smooth_hinge", "svc_hinge"],
+    "DPMatrixSensing": ["matrix_sensing"],
+}
+
+
+def test_every_estimator_has_an_audit_design():
+    missing = sorted(set(_estimator_classes()) - set(ESTIMATOR_DESIGNS))
+    assert not missing, (
+        f"no privacy-audit design for {missing}: add a canary design to "
+        "tests/test_audit.py (see docs/audit.md)"
+    )
+
+
+def _pairings():
+    return [(d, s) for d in DESIGNS.values() for s in d.solvers()]
+
+
+def _control_pairings():
+    """Each solver once (with the first design offering it) and each design with gd."""
+    chosen, solvers_done = [], set()
+    for design, solver in _pairings():
+        if solver not in solvers_done or solver == "gd":
+            chosen.append((design, solver))
+            solvers_done.add(solver)
+    return chosen
+
+
+PAIRINGS = _pairings()
+PAIR_IDS = [f"{d.name}-{s}" for d, s in PAIRINGS]
+CONTROL_PAIRINGS = _control_pairings()
+CONTROL_IDS = [f"{d.name}-{s}" for d, s in CONTROL_PAIRINGS]
+
+
+# --------------------------------------------------------------------------
+# Patches: speed (semantically neutral) and the broken variants
+# --------------------------------------------------------------------------
+def _probe_key(make):
+    return tuple(repr(make(z)) for z in (0.5, 1.0, 2.0))
+
+
+@contextlib.contextmanager
+def cached_calibration():
+    """Memoise ``calibrate`` in every solver module (pure: same tree, same answer).
+
+    Calibration is a deterministic function of the public mechanism tree and
+    (epsilon, delta), and the audit calls it with the same arguments
+    thousands of times; caching changes no output, only the run time.
+    """
+    from skdp import accounting
+
+    original = accounting.calibrate
+    cache = {}
+
+    @functools.wraps(original)
+    def cached(make, epsilon, delta, *args, **kwargs):
+        try:
+            key = (_probe_key(make), epsilon, delta, args, tuple(sorted(kwargs.items())))
+            hash(key)
+        except Exception:  # pragma: no cover - unusual factory: no caching
+            return original(make, epsilon, delta, *args, **kwargs)
+        if key not in cache:
+            cache[key] = original(make, epsilon, delta, *args, **kwargs)
+        return cache[key]
+
+    with contextlib.ExitStack() as stack:
+        for name, module in list(sys.modules.items()):
+            if name.startswith("skdp.") and getattr(module, "calibrate", None) is original:
+                stack.enter_context(mock.patch.object(module, "calibrate", cached))
+        yield
+
+
+class _NoiselessGenerator(np.random.Generator):
+    """A Generator whose noise draws are all zero (sampling is untouched)."""
+
+    def normal(self, loc=0.0, scale=1.0, size=None):
+        return np.zeros(size) + loc if size is not None else np.float64(loc)
+
+    def standard_normal(self, size=None, dtype=np.float64, out=None):
+        return np.zeros(size, dtype=dtype) if size is not None else dtype(0.0)
+
+    def laplace(self, loc=0.0, scale=1.0, size=None):
+        return self.normal(loc, scale, size)
+
+    def multivariate_normal(self, mean, cov, size=None, *args, **kwargs):
+        mean = np.asarray(mean, dtype=float)
+        shape = mean.shape if size is None else tuple(np.atleast_1d(size)) + mean.shape
+        return np.broadcast_to(mean, shape).copy()
+
+
+@contextlib.contextmanager
+def noise_off():
+    """Negative control: every noise draw of the solvers returns 0."""
+    from skdp import _base
+
+    real = _base.make_rng
+
+    def noiseless(random_state):
+        return _NoiselessGenerator(real(random_state).bit_generator)
+
+    with mock.patch.object(_base, "make_rng", noiseless), cached_calibration():
+        yield
+
+
+def _loss_classes():
+    from skdp import losses
+
+    seen = set()
+    for module in [losses, *(importlib.import_module(f"skdp.losses.{m.name}")
+                             for m in pkgutil.iter_modules(losses.__path__))]:
+        for obj in vars(module).values():
+            if (isinstance(obj, type) and "clipped_grad_sum" in vars(obj)
+                    and hasattr(obj, "grad_sum") and obj not in seen):
+                seen.add(obj)
+                yield obj
+
+
+@contextlib.contextmanager
+def clipping_off():
+    """Negative control: neither rows nor per-example gradients are clipped."""
+    from skdp.losses import _design
+
+    original_init = _design.LinearDesign.__init__
+
+    def unclipped_design(self, X, fit_intercept, data_norm=None):
+        original_init(self, X, fit_intercept, None)
+        self.data_norm = data_norm  # solvers still see the public bound
+
+    def unclipped_sum(self, W, clip_norm, idx=None, norm=2, **kwargs):
+        return self.grad_sum(W, idx)
+
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(mock.patch.object(_design.LinearDesign, "__init__",
+                                              unclipped_design))
+        for cls in _loss_classes():
+            stack.enter_context(mock.patch.object(cls, "clipped_grad_sum", unclipped_sum))
+        stack.enter_context(cached_calibration())
+        # unclipped fits may overflow: that is the point of the control
+        stack.enter_context(np.errstate(over="ignore", invalid="ignore"))
+        yield
+
+
+def _audit(design, solver, *, canary_x=None, n_runs=N_RUNS, seed=0, run_context=None,
+           n_jobs=N_JOBS, **params):
+    estimator = design.make(solver, **params)
+    start = time.perf_counter()
+    result = audit_estimator(
+        estimator, design.X, design.y,
+        design.canary_x if canary_x is None else canary_x, design.canary_y,
+        design.statistic, n_runs=n_runs, random_state=seed, n_jobs=n_jobs,
+        run_context=run_context or cached_calibration,
+    )
+    elapsed = time.perf_counter() - start
+    print(f"\n[audit] {design.name} solver={solver} {params or ''}: {result.summary()} "
+          f"({elapsed:.1f}s)")
+    return result
+
+
+def _fits_with(design, solver, **params):
+    """Whether the configuration is valid (e.g. delta=0 is not for every estimator)."""
+    try:
+        design.make(solver, **params).fit(design.X, design.y)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+# --------------------------------------------------------------------------
+# The audits
+# --------------------------------------------------------------------------
+def test_pairings_cover_every_registered_solver():
+    audited = {s for _, s in PAIRINGS}
+    assert "gd" in audited
+    # every registered solver that some estimator can use is audited
+    usable = {s for d in DESIGNS.values() for s in d.solvers()}
+    assert audited == usable
+
+
+@pytest.mark.parametrize("design, solver", PAIRINGS, ids=PAIR_IDS)
+def test_audit_bound_stays_below_claimed_epsilon(design, solver):
+    result = _audit(design, solver)
+    assert result.claimed_epsilon == CLAIMED_EPSILON
+    assert result.epsilon_lower_bound <= CLAIMED_EPSILON, result.summary()
+
+
+@pytest.mark.parametrize("variant", ["pure", "sampled", "huge_canary"])
+def test_audit_gd_variants(variant):
+    design = DESIGNS["logistic"]
+    if variant == "pure":
+        result = _audit(design, "gd", delta=0.0)
+    elif variant == "sampled":
+        result = _audit(design, "gd", batch_size=25)
+    else:  # correct clipping makes a huge canary no stronger than a unit one
+        result = _audit(design, "gd", canary_x=design.huge_canary_x)
+    assert result.epsilon_lower_bound <= CLAIMED_EPSILON, result.summary()
+
+
+def _check_noise_off(design, solver):
+    result = _audit(design, solver, n_runs=N_RUNS_CONTROL, run_context=noise_off)
+    assert result.epsilon_lower_bound > CLAIMED_EPSILON, (
+        "the audit did not catch a noiseless fit; if this solver draws its noise "
+        "with a Generator method not patched by noise_off, extend _NoiselessGenerator. "
+        + result.summary()
+    )
+
+
+def _check_clipping_off(design, solver):
+    result = _audit(design, solver, canary_x=design.huge_canary_x, n_runs=N_RUNS_CONTROL,
+                    run_context=clipping_off, **(design.clipping_control_params or {}))
+    assert result.epsilon_lower_bound > CLAIMED_EPSILON, result.summary()
+
+
+@pytest.mark.parametrize("design, solver", CONTROL_PAIRINGS, ids=CONTROL_IDS)
+def test_audit_catches_noise_turned_off(design, solver):
+    _check_noise_off(design, solver)
+
+
+@pytest.mark.parametrize("design, solver", CONTROL_PAIRINGS, ids=CONTROL_IDS)
+def test_audit_catches_clipping_turned_off(design, solver):
+    _check_clipping_off(design, solver)
+
+
+# --------------------------------------------------------------------------
+# The long audit (by hand: pytest -m audit_long)
+# --------------------------------------------------------------------------
+LONG_VARIANTS = {
+    "gaussian": {},
+    "pure": {"delta": 0.0},
+    "sampled": {"batch_size": 25},
+}
+
+
+@pytest.mark.audit_long
+@pytest.mark.parametrize("variant", sorted(LONG_VARIANTS))
+@pytest.mark.parametrize("design, solver", PAIRINGS, ids=PAIR_IDS)
+def test_long_audit(design, solver, variant):
+    params = LONG_VARIANTS[variant]
+    reason = _fits_with(design, solver, **params)
+    if reason is not None:
+        pytest.skip(f"{variant} not available: {reason}")
+    result = _audit(design, solver, n_runs=N_RUNS_LONG, seed=1, **params)
+    assert result.epsilon_lower_bound <= CLAIMED_EPSILON, result.summary()
+
+
+@pytest.mark.audit_long
+@pytest.mark.parametrize("control", ["noise_off", "clipping_off"])
+@pytest.mark.parametrize("design, solver", PAIRINGS, ids=PAIR_IDS)
+def test_long_controls_on_every_pairing(design, solver, control):
+    (_check_noise_off if control == "noise_off" else _check_clipping_off)(design, solver)
+
+
+@pytest.mark.audit_long
+def test_long_gaussian_mechanism_self_check():
+    # 2 million runs per side: the bound gets within about 20% of the truth
+    result = audit_gaussian_mechanism(epsilon=CLAIMED_EPSILON, delta=DELTA,
+                                      n_runs=2_000_000, random_state=2)
+    print(f"\n[audit] Gaussian mechanism: {result.summary()}")
+    assert CLAIMED_EPSILON / 1.5 < result.epsilon_lower_bound <= CLAIMED_EPSILON
+
+
+def test_public_api_is_exported():
+    assert set(skdp_testing.__all__) >= {
+        "audit_estimator", "audit_gaussian_mechanism", "audit_scores",
+        "epsilon_lower_bound", "clopper_pearson", "AuditResult",
+    }
