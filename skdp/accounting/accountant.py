@@ -175,10 +175,17 @@ class BudgetAccountant:
     mechanism tree :math:`M` at :math:`\delta_M`, the sum of their deltas,
     with :func:`~skdp.accounting.get_epsilon` (RDP, analytic Gaussian or
     pure composition, whichever is smallest).  Both are valid bounds, so the
-    total never under-reports.  The tight composition assumes the sequence of
-    spends is not chosen by looking at how much budget is left after
-    data-dependent releases; plain sums (basic composition) have no such
-    caveat.
+    total never under-reports.  Refusing spends once the budget is reached
+    makes the accountant a privacy filter: for spends fixed in advance (a
+    grid search, cross-validation) the tight total is exact; for spends
+    chosen adaptively from earlier private outputs, basic composition (the
+    sum of epsilons and deltas) and Gaussian-only composition remain valid
+    filters, while the RDP route with its minimum over orders is a
+    widely used approximation of one.
+
+    **Concurrency.**  Check-and-spend is atomic: a re-entrant lock serialises
+    threads, and with an SQLite ledger one ``BEGIN IMMEDIATE`` transaction
+    serialises processes.
 
     **Sharing.**  ``copy.copy``, ``copy.deepcopy`` and ``sklearn.clone`` (via
     deepcopy) return the accountant itself.  Pickling then unpickling in the

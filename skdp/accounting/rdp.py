@@ -73,6 +73,7 @@ _SERIES_MAX_TERMS = 1 << 15
 # ... stopping once the tail bound is below this fraction of A - 1 (the bound
 # is then added, so the value is at most this much too high, never too low).
 _SERIES_RTOL = math.log(1e-5)
+_SERIES_ROUNDOFF = 4e-15
 
 
 def _orders_key(orders) -> tuple:
@@ -118,9 +119,9 @@ def _rdp_gaussian(z: float, a: np.ndarray) -> np.ndarray:
 
 
 def _rdp_laplace(eps: float, a: np.ndarray) -> np.ndarray:
-    # Mironov 2017, Table II, in the log domain (no overflow for large a*eps,
-    # no cancellation problem near a = 1 since the grid keeps a - 1 >= 0.01).
-    lp = np.logaddexp(np.log(a / (2 * a - 1)) + (a - 1) * eps,
+    # Mironov 2017, Table II, in the log domain: no overflow for large a * eps,
+    # and log(a / (2a - 1)) = -log1p((a - 1) / a) keeps precision near a = 1.
+    lp = np.logaddexp(-np.log1p((a - 1) / a) + (a - 1) * eps,
                       np.log((a - 1) / (2 * a - 1)) - a * eps)
     return np.clip(lp / (a - 1), 0.0, eps)
 
@@ -238,7 +239,8 @@ def _sg_log_a_frac(q: float, sigma: float, alphas: np.ndarray) -> np.ndarray:
         start, stop = stop, 2 * stop
     with np.errstate(invalid="ignore"):
         out = np.where(acc_sign > 0, np.logaddexp(acc_val, tail), np.inf)
-    return np.maximum(out, 0.0)
+    # Round-off of the signed sum is a few ulps of A (about 1): pad for it.
+    return np.maximum(out, 0.0) + _SERIES_ROUNDOFF
 
 
 @functools.lru_cache(maxsize=256)
