@@ -32,12 +32,26 @@ def _gaussian_for(eps, delta):
     return Gaussian(calibrate(lambda z: Gaussian(z), eps, delta))
 
 
+@pytest.fixture(params=["memory", "sqlite"])
+def make_accountant(request, tmp_path):
+    """The shared accountant suite runs on both backends."""
+    counter = iter(range(1000))
+
+    def make(**kwargs):
+        if request.param == "sqlite":
+            kwargs["ledger"] = tmp_path / f"ledger{next(counter)}.sqlite"
+        return BudgetAccountant(**kwargs)
+
+    return make
+
+
 # ---------------------------------------------------------------------------
 # Budget checks.
 # ---------------------------------------------------------------------------
-def test_defaults_and_repr():
-    acc = BudgetAccountant()
-    assert acc.epsilon == math.inf and acc.delta == 1.0 and acc.ledger_path is None
+def test_defaults_and_repr(make_accountant):
+    acc = make_accountant()
+    assert acc.epsilon == math.inf and acc.delta == 1.0
+    assert acc.ledger_path is None or acc.ledger_path.endswith(".sqlite")
     assert len(acc) == 0 and bool(acc)  # an empty accountant is not falsy
     assert acc.spent() == (0.0, 0.0)
     assert acc.remaining() == (math.inf, 1.0)
@@ -46,8 +60,8 @@ def test_defaults_and_repr():
     assert "BudgetAccountant(epsilon=inf" in text and "n_spends=1" in text
 
 
-def test_spend_records_and_returns_self():
-    acc = BudgetAccountant(epsilon=1.0, delta=1e-5)
+def test_spend_records_and_returns_self(make_accountant):
+    acc = make_accountant(epsilon=1.0, delta=1e-5)
     assert acc.spend(0.25, 1e-6, label="a") is acc
     acc.spend(0.25, 0.0, mechanism=Laplace(4.0), label="b")
     assert len(acc) == 2
@@ -58,8 +72,8 @@ def test_spend_records_and_returns_self():
     assert acc.remaining() == pytest.approx((0.5, 9e-6))
 
 
-def test_budget_error_before_recording():
-    acc = BudgetAccountant(epsilon=1.0, delta=1e-5)
+def test_budget_error_before_recording(make_accountant):
+    acc = make_accountant(epsilon=1.0, delta=1e-5)
     acc.spend(0.7, 1e-6, label="first")
     before = (acc.spends, acc.spent())
     with pytest.raises(BudgetError) as info:
@@ -75,8 +89,8 @@ def test_budget_error_before_recording():
     assert isinstance(info.value, ValueError)
 
 
-def test_check_does_not_record():
-    acc = BudgetAccountant(epsilon=1.0, delta=1e-5)
+def test_check_does_not_record(make_accountant):
+    acc = make_accountant(epsilon=1.0, delta=1e-5)
     assert acc.check(1.0, 1e-5) is True
     assert acc.check(0.5, 0.0, mechanism=Laplace(2.0)) is True
     assert len(acc) == 0
@@ -86,8 +100,8 @@ def test_check_does_not_record():
     assert len(acc) == 1
 
 
-def test_exact_budget_is_usable_despite_rounding():
-    acc = BudgetAccountant(epsilon=1.0, delta=1e-5)
+def test_exact_budget_is_usable_despite_rounding(make_accountant):
+    acc = make_accountant(epsilon=1.0, delta=1e-5)
     for _ in range(10):
         acc.spend(0.1, 1e-6)
     assert acc.remaining() == (0.0, 0.0)
@@ -132,8 +146,8 @@ def test_bad_spend_arguments(args, match):
     assert len(acc) == 0
 
 
-def test_spend_claim_must_cover_mechanism():
-    acc = BudgetAccountant()
+def test_spend_claim_must_cover_mechanism(make_accountant):
+    acc = make_accountant()
     with pytest.raises(ValueError, match="only .* but the spend claims epsilon=0.1"):
         acc.spend(0.1, 1e-5, mechanism=Gaussian(1.0))
     with pytest.raises(ValueError, match="claims"):
@@ -146,10 +160,10 @@ def test_spend_claim_must_cover_mechanism():
 # ---------------------------------------------------------------------------
 # Composition of spends.
 # ---------------------------------------------------------------------------
-def test_gaussian_spends_compose_tightly():
+def test_gaussian_spends_compose_tightly(make_accountant):
     eps_each, delta_each = 0.5, 1e-6
     mech = _gaussian_for(eps_each, delta_each)
-    acc = BudgetAccountant(epsilon=5.0, delta=1e-4)
+    acc = make_accountant(epsilon=5.0, delta=1e-4)
     for i in range(10):
         acc.spend(eps_each, delta_each, mechanism=mech, label=f"fit {i}")
     eps, delta = acc.spent()
@@ -160,8 +174,8 @@ def test_gaussian_spends_compose_tightly():
     assert acc.ledger == Composed([Repeated(mech, 10)])
 
 
-def test_mixed_spends_never_under_report():
-    acc = BudgetAccountant()
+def test_mixed_spends_never_under_report(make_accountant):
+    acc = make_accountant()
     mech = _gaussian_for(1.0, 1e-6)
     acc.spend(0.3, 1e-7)  # no mechanism: added as is
     acc.spend(1.0, 1e-6, mechanism=mech)
@@ -175,8 +189,8 @@ def test_mixed_spends_never_under_report():
     assert acc.ledger == Composed([Repeated(mech, 2), Laplace(5.0)])
 
 
-def test_pure_spends_sum():
-    acc = BudgetAccountant(epsilon=1.0, delta=0.0)
+def test_pure_spends_sum(make_accountant):
+    acc = make_accountant(epsilon=1.0, delta=0.0)
     for _ in range(4):
         acc.spend(0.25, 0.0, mechanism=Laplace(4.0))
     assert acc.spent() == pytest.approx((1.0, 0.0))
@@ -274,8 +288,8 @@ def _hammer(acc, n_threads, n_spends, **spend_kwargs):
     return errors
 
 
-def test_threads_all_recorded():
-    acc = BudgetAccountant(epsilon=1000.0, delta=1e-3)
+def test_threads_all_recorded(make_accountant):
+    acc = make_accountant(epsilon=1000.0, delta=1e-3)
     errors = _hammer(acc, 8, 50, epsilon=1.0, delta=1e-6)
     assert errors == []
     assert len(acc) == 400
@@ -283,8 +297,8 @@ def test_threads_all_recorded():
     assert acc.spent() == pytest.approx((400.0, 4e-4))
 
 
-def test_threads_never_exceed_budget():
-    acc = BudgetAccountant(epsilon=150.0)
+def test_threads_never_exceed_budget(make_accountant):
+    acc = make_accountant(epsilon=150.0)
     errors = _hammer(acc, 8, 50, epsilon=0.5, delta=0.0, mechanism=Laplace(2.0))
     assert len(acc) == 300 and len(errors) == 100
     eps, _ = acc.spent()
