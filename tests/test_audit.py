@@ -223,11 +223,10 @@ class Design:
     clipping_control_params: dict = None
 
     def make(self, solver, epsilon=CLAIMED_EPSILON, delta=DELTA, **extra):
-        params = {**self.params, **extra}
+        params = {"max_iter": MAX_ITER, **self.params, **extra}
         if self.solver_params is not None and "solver_params" not in extra:
             params["solver_params"] = self.solver_params(solver)
-        return self.estimator(solver=solver, epsilon=epsilon, delta=delta,
-                              max_iter=MAX_ITER, **params)
+        return self.estimator(solver=solver, epsilon=epsilon, delta=delta, **params)
 
     def solvers(self):
         return available_solvers(self.estimator(**self.params))
@@ -426,6 +425,31 @@ class _NoiselessGenerator(np.random.Generator):
         return np.broadcast_to(mean, shape).copy()
 
 
+class _HalfLaplaceGenerator(np.random.Generator):
+    """A Generator whose Laplace draws have half the requested scale."""
+
+    def laplace(self, loc=0.0, scale=1.0, size=None):
+        return super().laplace(loc, np.asarray(scale) / 2.0, size)
+
+
+@contextlib.contextmanager
+def laplace_half_scale():
+    """Negative control: Laplace noise at half its calibrated scale.
+
+    The error class of paper 001's reference code (Laplace noise at the
+    wrong scale): the run is then 2 epsilon-DP, not epsilon-DP.
+    """
+    from skdp import _base
+
+    real = _base.make_rng
+
+    def half(random_state):
+        return _HalfLaplaceGenerator(real(random_state).bit_generator)
+
+    with mock.patch.object(_base, "make_rng", half), cached_calibration():
+        yield
+
+
 @contextlib.contextmanager
 def noise_off():
     """Negative control: every noise draw of the solvers returns 0."""
@@ -521,12 +545,30 @@ def test_audit_bound_stays_below_claimed_epsilon(design, solver):
     assert result.epsilon_lower_bound <= CLAIMED_EPSILON, result.summary()
 
 
-@pytest.mark.parametrize("variant", ["pure", "sampled", "huge_canary"])
+#: pure epsilon-DP (Laplace noise, L1 clipping) in one step: the privacy loss
+#: of a single Laplace mechanism is the full epsilon on a set of probability
+#: about 1/2 under D', so this audit is tight enough to catch a Laplace scale
+#: off by a factor 2 (see the control below)
+PURE = {"delta": 0.0, "max_iter": 1}
+PURE_SOLVERS = DESIGNS["logistic"].solvers()
+
+
+@pytest.mark.parametrize("solver", PURE_SOLVERS)
+def test_audit_pure_dp_single_step(solver):
+    result = _audit(DESIGNS["logistic"], solver, **PURE)
+    assert result.delta == 0.0
+    assert result.epsilon_lower_bound <= CLAIMED_EPSILON, result.summary()
+
+
+def test_audit_catches_laplace_noise_at_half_scale():
+    result = _audit(DESIGNS["logistic"], "gd", run_context=laplace_half_scale, **PURE)
+    assert result.epsilon_lower_bound > CLAIMED_EPSILON, result.summary()
+
+
+@pytest.mark.parametrize("variant", ["sampled", "huge_canary"])
 def test_audit_gd_variants(variant):
     design = DESIGNS["logistic"]
-    if variant == "pure":
-        result = _audit(design, "gd", delta=0.0)
-    elif variant == "sampled":
+    if variant == "sampled":  # Poisson-sampled DP-SGD, RDP accounting
         result = _audit(design, "gd", batch_size=25)
     else:  # correct clipping makes a huge canary no stronger than a unit one
         result = _audit(design, "gd", canary_x=design.huge_canary_x)
@@ -558,12 +600,52 @@ def test_audit_catches_clipping_turned_off(design, solver):
     _check_clipping_off(design, solver)
 
 
+def test_audit_estimator_is_reproducible_and_input_agnostic():
+    """Same seeds, same scores: whatever n_jobs, estimator or factory, dense or CSR."""
+    import scipy.sparse as sp
+
+    design = DESIGNS["logistic"]
+    est = design.make("gd")
+    kwargs = dict(n_runs=20, random_state=7, run_context=cached_calibration)
+    args = (design.canary_x, design.canary_y, design.statistic)
+    base = audit_estimator(est, design.X, design.y, *args, **kwargs)
+    parallel = audit_estimator(est, design.X, design.y, *args, n_jobs=2, **kwargs)
+    factory = audit_estimator(lambda seed: design.make("gd", random_state=seed),
+                              design.X, design.y, *args, **kwargs)
+    sparse = audit_estimator(est, sp.csr_matrix(design.X), design.y, *args, **kwargs)
+    for other in (parallel, factory, sparse):
+        np.testing.assert_allclose(other.scores_in, base.scores_in, rtol=1e-10, atol=1e-15)
+        np.testing.assert_allclose(other.scores_out, base.scores_out, rtol=1e-10, atol=1e-15)
+    # D and D' runs use distinct seeds: no two runs share their noise
+    assert np.unique(np.concatenate([base.scores_in, base.scores_out])).size == 40
+    assert base.claimed_epsilon == CLAIMED_EPSILON and base.delta == DELTA
+    # fits are charged to a fresh accountant each, never to the current one
+    before = len(skdp.accounting.current_accountant().spends)
+    audit_estimator(est, design.X, design.y, *args, **kwargs)
+    assert len(skdp.accounting.current_accountant().spends) == before
+
+
+def test_audit_estimator_rejects_bad_input():
+    design = DESIGNS["logistic"]
+    est = design.make("gd")
+    with pytest.raises(ValueError, match="n_runs"):
+        audit_estimator(est, design.X, design.y, design.canary_x, 1, _coef_00, n_runs=1)
+    with pytest.raises(ValueError, match="features"):
+        audit_estimator(est, design.X, design.y, [1.0, 0.0, 0.0], 1, _coef_00, n_runs=4)
+    with pytest.raises(ValueError, match="NaN"):
+        audit_estimator(est, design.X, design.y, design.canary_x, 1,
+                        lambda m: float("nan"), n_runs=4)
+    with pytest.raises(ValueError, match="callable"):
+        audit_estimator(est, design.X, design.y, design.canary_x, 1, "coef_", n_runs=4)
+
+
 # --------------------------------------------------------------------------
 # The long audit (by hand: pytest -m audit_long)
 # --------------------------------------------------------------------------
 LONG_VARIANTS = {
     "gaussian": {},
-    "pure": {"delta": 0.0},
+    "pure": PURE,
+    "pure_20_steps": {"delta": 0.0},
     "sampled": {"batch_size": 25},
 }
 
