@@ -9,6 +9,7 @@ can charge the accountant before reading the data.
 from ._base import Plan, Problem, Solver, SolverResult
 from ._registry import available_solvers, get_solver, register_solver
 from . import gd  # noqa: F401  (registers 'gd')
+from . import accelerated  # noqa: F401  (registers 'heavy_ball', 'nesterov', 'multistage_nesterov')
 
 __all__ = [
     "Plan",
