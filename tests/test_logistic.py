@@ -190,3 +190,16 @@ def test_adult_accuracy_with_defaults(adult, epsilon, minimum):
         for seed in range(5)
     ]
     assert np.mean(scores) >= minimum, scores
+
+
+def test_gridsearch_in_worker_processes(small_data, tmp_path):
+    X, y = small_data
+    grid = {"epsilon": [0.5, 1, 2]}
+    ledger = BudgetAccountant(ledger=str(tmp_path / "budget.sqlite"))
+    GridSearchCV(DPLogisticRegression(accountant=ledger, random_state=0), grid, cv=3,
+                 n_jobs=2).fit(X, y)
+    assert len(ledger.spends) == 10
+    in_memory = BudgetAccountant()
+    with pytest.raises(Exception, match="process"):
+        GridSearchCV(DPLogisticRegression(accountant=in_memory, random_state=0), grid, cv=3,
+                     n_jobs=2, error_score="raise").fit(X, y)
