@@ -2,6 +2,8 @@
 
 from .accounting import BudgetAccountant, BudgetError
 from .linear_model import DPLogisticRegression
+from .matrix_sensing import DPMatrixSensing
+from .svm import DPLinearSVC
 
 __version__ = "0.1.0"
 
@@ -9,5 +11,7 @@ __all__ = [
     "BudgetAccountant",
     "BudgetError",
     "DPLogisticRegression",
+    "DPLinearSVC",
+    "DPMatrixSensing",
     "__version__",
 ]

@@ -46,7 +46,9 @@ class PrivateEstimatorMixin:
     Subclasses define ``_auto_solver`` (the name 'auto' resolves to),
     ``_loss_capabilities()``, ``_validate_specific_params()``,
     ``_build_problem(X, y)`` (validates data, returns a
-    :class:`~skdp.solvers.Problem`) and ``_set_coef(coef)``.
+    :class:`~skdp.solvers.Problem`) and ``_set_coef(coef)``; optionally
+    ``_default_solver_params(solver_name)`` and ``_default_max_iter(solver_name)``
+    (per-estimator defaults for a solver; public constants only).
     """
 
     _auto_solver = "gd"
@@ -80,6 +82,18 @@ class PrivateEstimatorMixin:
     def _validate_specific_params(self):
         """Estimator-specific parameter checks (override)."""
 
+    def _default_solver_params(self, solver_name):
+        """Estimator-specific defaults of ``solver_name``'s options (override).
+
+        Public constants only (never data-derived); ``solver_params`` given
+        by the user take precedence key by key.
+        """
+        return {}
+
+    def _default_max_iter(self, solver_name):
+        """Iterations used when ``max_iter=None`` (override); None lets the solver choose."""
+        return None
+
     def _loss_capabilities(self):  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -99,13 +113,16 @@ class PrivateEstimatorMixin:
         self._validate_specific_params()
         name = self._resolve_solver()
         solver = get_solver(name)
-        options = solver.check_options(dict(self.solver_params or {}))
+        options = solver.check_options(
+            {**self._default_solver_params(name), **(self.solver_params or {})}
+        )
+        max_iter = self.max_iter if self.max_iter is not None else self._default_max_iter(name)
         accountant = self.accountant if self.accountant is not None else current_accountant()
 
         def make_plan(n):
             return solver.plan(
                 n, self.epsilon, self.delta,
-                max_iter=self.max_iter, batch_size=self.batch_size, **options,
+                max_iter=max_iter, batch_size=self.batch_size, **options,
             )
 
         n_meta = _n_rows(X)

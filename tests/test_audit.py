@@ -262,7 +262,9 @@ def _matrix_sensing_solver_params(solver):
 
     options = get_solver(solver).options
     if solver == "gd":
-        return {"average": 0.0}
+        # pin the step: unclipped, gd's default step (3 sqrt(pq) / B^2 = 6
+        # here) diverges on D as well, which would blind the clipping control
+        return {"average": 0.0, "learning_rate": 2.0}
     return {"learning_rate": 2.0} if "learning_rate" in options else {}
 
 
@@ -292,8 +294,8 @@ def _designs():
         # gradient is always clipped; it pushes U[0] . V[0] up, and D never
         # touches row 0 of U or V. clip_norm=1 makes the push dominate the
         # public random initial factors (N(0, 0.1^2)). The loss has no public
-        # smoothness, so solvers other than gd get the step gd uses by default
-        # (0.5 p q / B^2 = 2); gd releases its last iterate (average=0: the
+        # smoothness, so every solver gets the step 2 (gd's default,
+        # 3 sqrt(pq) / B^2 = 6, is pinned to it too); gd releases its last iterate (average=0: the
         # average of private iterates is post-processing, so auditing the
         # last one is the stronger test).
         add("matrix_sensing", ms, dict(shape=(2, 2), rank=1, clip_norm=1.0),

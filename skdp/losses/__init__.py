@@ -10,10 +10,17 @@ and ``capabilities`` (a frozenset of properties such as ``"smooth"`` and
 from ._design import LinearDesign
 from ._glm import GLMLoss
 from .logistic import BinaryLogisticLoss, MultinomialLogisticLoss
+from .hinge import HINGE_LOSSES, HingeLoss, SmoothHingeLoss, SquaredHingeLoss
+from .matrix_sensing import MatrixSensingLoss
 
 __all__ = [
     "LinearDesign",
     "GLMLoss",
     "BinaryLogisticLoss",
     "MultinomialLogisticLoss",
+    "HingeLoss",
+    "SquaredHingeLoss",
+    "SmoothHingeLoss",
+    "HINGE_LOSSES",
+    "MatrixSensingLoss",
 ]

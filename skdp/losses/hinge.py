@@ -1,0 +1,157 @@
+r"""Hinge-family losses of linear support vector machines.
+
+Each loss is a function :math:`\ell(m)` of the margin ``m = s z`` where
+``s`` in {-1, +1} is the label and ``z`` the linear predictor:
+
+* ``hinge``: :math:`\max(0, 1 - m)`; not differentiable at ``m = 1`` (the
+  solvers get the subgradient ``-1`` for ``m < 1`` and ``0`` otherwise),
+  ``|l'| <= 1``.
+* ``squared_hinge``: :math:`\max(0, 1 - m)^2`; smooth, curvature at most 2;
+  its derivative ``-2 max(0, 1 - m)`` is unbounded (per-example clipping is
+  what bounds the sensitivity).
+* ``smooth_hinge``: the Huber-smoothed hinge of width ``h`` (papers 001 and
+  002): ``0`` for ``m >= 1``, :math:`(1 - m)^2 / (2h)` for ``1 - h < m < 1``
+  and :math:`1 - m - h/2` for ``m <= 1 - h``; smooth with curvature at most
+  ``1/h``, ``|l'| <= 1``, and within ``h/2`` of the hinge everywhere.
+
+Labels ``s`` have shape ``(n,)`` for a binary model (one coefficient vector)
+or ``(n, K)`` for a one-vs-rest model with K outputs. In the one-vs-rest case
+the loss of an example is the sum of its K binary losses; its gradient is the
+matrix ``r_i (x) x_i`` with ``r_i`` in R^K, clipped *as a whole*
+(:class:`~skdp.losses.GLMLoss` does this), so all classes share one
+mechanism instead of splitting epsilon across them. The Hessian in ``z`` is
+diagonal, so the curvature bound of the binary loss also bounds its
+operator norm.
+"""
+
+import numpy as np
+
+from ._glm import GLMLoss
+
+__all__ = ["HingeLoss", "SquaredHingeLoss", "SmoothHingeLoss", "HINGE_LOSSES"]
+
+
+class _MarginLoss(GLMLoss):
+    """A loss ``l(s z)`` of the margin; binary (``s`` 1-D) or one-vs-rest (2-D).
+
+    Subclasses implement ``_dloss(m)`` (derivative in the margin) and
+    ``_loss(m)`` (value).
+
+    Parameters
+    ----------
+    design : LinearDesign
+    y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        Labels in {-1.0, +1.0}; one column per class for one-vs-rest.
+    """
+
+    def __init__(self, design, y):
+        y = np.asarray(y, dtype=np.float64)
+        if y.ndim not in (1, 2):
+            raise ValueError(f"labels must be 1-D or 2-D, got shape {y.shape}.")
+        super().__init__(design, y)
+        self.n_outputs = None if y.ndim == 1 else y.shape[1]
+
+    def _dloss(self, m):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _loss(self, m):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _residuals(self, Z, y):
+        return y * self._dloss(y * Z)
+
+    def _values(self, Z, y):
+        values = self._loss(y * Z)
+        return values if values.ndim == 1 else values.sum(axis=1)
+
+
+class HingeLoss(_MarginLoss):
+    r"""Hinge loss :math:`\max(0, 1 - s z)` (convex, not smooth).
+
+    The gradient is the subgradient ``-s`` where the margin is below 1 and
+    ``0`` elsewhere (including at the kink), so ``|l'| <= 1``.
+    """
+
+    capabilities = frozenset({"gradient", "convex"})
+    curvature_bound = None
+
+    def _dloss(self, m):
+        return -(m < 1.0).astype(np.float64)
+
+    def _loss(self, m):
+        return np.maximum(0.0, 1.0 - m)
+
+
+class SquaredHingeLoss(_MarginLoss):
+    r"""Squared hinge loss :math:`\max(0, 1 - s z)^2` (convex, smooth).
+
+    Curvature at most 2. The derivative ``-2 max(0, 1 - m)`` is unbounded;
+    per-example clipping bounds the sensitivity.
+    """
+
+    curvature_bound = 2.0
+
+    def _dloss(self, m):
+        return -2.0 * np.maximum(0.0, 1.0 - m)
+
+    def _loss(self, m):
+        return np.maximum(0.0, 1.0 - m) ** 2
+
+    def hessian_weights(self, W, idx=None):
+        """Generalised second derivatives (2 where the margin is below 1, else 0)."""
+        Z = self.design.decision(W, idx)
+        y = self._y(idx)
+        return 2.0 * (y * Z < 1.0)
+
+
+class SmoothHingeLoss(_MarginLoss):
+    r"""Huber-smoothed hinge of width ``h`` (convex, smooth).
+
+    .. math::
+
+        \ell_h(m) = \begin{cases} 0 & m \ge 1 \\
+        (1 - m)^2 / (2h) & 1 - h < m < 1 \\
+        1 - m - h/2 & m \le 1 - h \end{cases}
+
+    Curvature at most ``1/h``, ``|l'| <= 1``, and
+    ``hinge - h/2 <= l_h <= hinge``.
+
+    Parameters
+    ----------
+    design : LinearDesign
+    y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        Labels in {-1.0, +1.0}.
+    smoothing : float, default=1.0
+        The width ``h > 0``.
+    """
+
+    def __init__(self, design, y, smoothing=1.0):
+        if not np.isfinite(smoothing) or smoothing <= 0:
+            raise ValueError(f"smoothing must be a finite number > 0, got {smoothing!r}.")
+        super().__init__(design, y)
+        self.smoothing = float(smoothing)
+        self.curvature_bound = 1.0 / self.smoothing
+
+    def _dloss(self, m):
+        h = self.smoothing
+        return -np.clip((1.0 - m) / h, 0.0, 1.0)
+
+    def _loss(self, m):
+        h = self.smoothing
+        gap = 1.0 - m
+        return np.where(gap >= h, gap - 0.5 * h,
+                        np.where(gap > 0.0, gap * gap / (2.0 * h), 0.0))
+
+    def hessian_weights(self, W, idx=None):
+        """Generalised second derivatives (``1/h`` inside the quadratic zone, else 0)."""
+        Z = self.design.decision(W, idx)
+        gap = 1.0 - self._y(idx) * Z
+        return ((gap > 0.0) & (gap < self.smoothing)) / self.smoothing
+
+
+#: loss name (``DPLinearSVC(loss=...)``) -> class
+HINGE_LOSSES = {
+    "hinge": HingeLoss,
+    "squared_hinge": SquaredHingeLoss,
+    "smooth_hinge": SmoothHingeLoss,
+}

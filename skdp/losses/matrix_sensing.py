@@ -1,0 +1,258 @@
+r"""Squared loss of low-rank matrix sensing in factored form.
+
+Each record is a measurement matrix :math:`A_i \in \mathbb{R}^{p \times q}`
+(a row of ``X``, vectorised in C order) and a measurement :math:`b_i`. The
+parameters are the factors :math:`U \in \mathbb{R}^{p \times r}`,
+:math:`V \in \mathbb{R}^{q \times r}` (and an optional intercept
+:math:`c`), stored flat as ``W = [vec(U), vec(V), c]``. The loss of one
+record is
+
+.. math::
+
+    \ell_i(U, V, c) = \tfrac12 \rho_i^2, \qquad
+    \rho_i = \langle A_i, U V^\top \rangle + c - b_i,
+
+whose gradient is :math:`\rho_i\,(A_i V,\; A_i^\top U,\; 1)`. The loss is
+smooth but not convex, and its gradient is not globally Lipschitz (it grows
+with the factors), so :meth:`MatrixSensingLoss.smoothness` returns None.
+
+Clipped gradient sums
+---------------------
+The norm of a per-example gradient is
+:math:`|\rho_i| \sqrt{\|A_i V\|_F^2 + \|A_i^\top U\|_F^2 + [c]}`, computed for
+all examples at once from ``X`` reshaped to ``(n, p, q)`` (an ``n x p x r``
+and an ``n x q x r`` temporary; ``X`` itself is ``n x pq``), or for sparse
+``X`` through products with the sparse Kronecker factors
+:math:`I_p \otimes V` and :math:`U \otimes I_q`. The clipped sum is then
+:math:`(M V, M^\top U, \sum_i w_i)` with :math:`M = \sum_i w_i A_i` and
+:math:`w_i = \rho_i \min(1, C / \|g_i\|)`: one more pass over ``X``, no
+per-example gradient array.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["MatrixSensingLoss"]
+
+
+class MatrixSensingLoss:
+    """Factored matrix-sensing squared loss bound to data.
+
+    Parameters
+    ----------
+    design : LinearDesign
+        The measurement matrices as rows of length ``p * q`` (row clipping
+        and the intercept column are handled by the design).
+    y : ndarray of shape (n_samples,)
+        The measurements.
+    shape : tuple of int (p, q)
+    rank : int
+    """
+
+    capabilities = frozenset({"gradient", "smooth"})
+
+    def __init__(self, design, y, shape, rank):
+        p, q = shape
+        if design.n_features != p * q:
+            raise ValueError(
+                f"design has {design.n_features} features, expected p * q = {p * q}."
+            )
+        self.design = design
+        self.y = np.asarray(y, dtype=np.float64)
+        self.n_samples = design.n_samples
+        self.shape = (int(p), int(q))
+        self.rank = int(rank)
+        self._cache = {}
+
+    # -- parameter layout ---------------------------------------------------
+    @property
+    def n_factor_params(self):
+        """Number of entries of U and V together, ``(p + q) * rank``."""
+        p, q = self.shape
+        return (p + q) * self.rank
+
+    @property
+    def coef_shape(self):
+        """Shape of the flat parameter vector ``[vec(U), vec(V), intercept]``."""
+        return (self.n_factor_params + int(self.design.fit_intercept),)
+
+    def unpack(self, W):
+        """Split ``W`` into ``(U, V, intercept)`` (views; intercept 0.0 if absent)."""
+        p, q = self.shape
+        r = self.rank
+        U = W[: p * r].reshape(p, r)
+        V = W[p * r: (p + q) * r].reshape(q, r)
+        c = float(W[-1]) if self.design.fit_intercept else 0.0
+        return U, V, c
+
+    def pack(self, U, V, intercept=0.0):
+        """Inverse of :meth:`unpack`."""
+        parts = [np.ravel(U), np.ravel(V)]
+        if self.design.fit_intercept:
+            parts.append([float(intercept)])
+        return np.concatenate(parts).astype(np.float64)
+
+    def linear_coef(self, W):
+        """``[vec(U V^T), intercept]``: the coefficients of the linear predictor."""
+        U, V, c = self.unpack(W)
+        coef = (U @ V.T).ravel()
+        return np.append(coef, c) if self.design.fit_intercept else coef
+
+    # -- data passes --------------------------------------------------------
+    def _y(self, idx):
+        return self.y if idx is None else self.y[idx]
+
+    def residuals(self, W, idx=None):
+        """``rho_i = <A_i, U V^T> + c - b_i`` (non-private; building block)."""
+        return self.design.decision(self.linear_coef(W), idx) - self._y(idx)
+
+    def _dense_plan(self):
+        """For each factor, how ``||A_i V||_F^2`` / ``||A_i^T U||_F^2`` are computed.
+
+        ``'gram'``: from the upper triangles of the per-example Gram matrices
+        ``A_i^T A_i`` (q x q) or ``A_i A_i^T`` (p x p), computed once per fit
+        and no larger than ``X``; each iteration is then one matrix-vector
+        product with them. ``'direct'``: one tall-skinny matrix product with
+        ``X`` per iteration (used when the Gram matrix would be larger than
+        ``A_i``, e.g. for ``q = 1``).
+        """
+        p, q = self.shape
+        return ("gram" if q + 1 <= 2 * p else "direct",
+                "gram" if p + 1 <= 2 * q else "direct")
+
+    def _cached(self, key, make, idx):
+        """Per-example array derived from the full ``X`` once; rows ``idx`` of it."""
+        if key not in self._cache:
+            self._cache[key] = make(np.asarray(self.design.X))
+        value = self._cache[key]
+        return value if idx is None else value[idx]
+
+    @staticmethod
+    def _gram_triu(X, shape, side, chunk=4096):
+        """Upper triangles of ``A_i^T A_i`` (side 'right') or ``A_i A_i^T`` ('left').
+
+        Off-diagonal entries are doubled, so that ``G_i @ triu(S)`` equals
+        ``<A_i^T A_i, S>`` for a symmetric ``S``.
+        """
+        p, q = shape
+        d = q if side == "right" else p
+        iu = np.triu_indices(d)
+        weight = np.where(iu[0] == iu[1], 1.0, 2.0)
+        out = np.empty((X.shape[0], len(iu[0])), dtype=np.float64)
+        for start in range(0, X.shape[0], chunk):
+            A = X[start:start + chunk].reshape(-1, p, q).astype(np.float64)
+            G = A.transpose(0, 2, 1) @ A if side == "right" else A @ A.transpose(0, 2, 1)
+            out[start:start + chunk] = G[:, iu[0], iu[1]] * weight
+        return out
+
+    def _factor_sq_norm(self, F, side, how, X, idx):
+        """``||A_i F||_F^2`` (side 'right', F = V) or ``||A_i^T F||_F^2`` ('left', F = U)."""
+        p, q = self.shape
+        if how == "gram":
+            d = F.shape[0]
+            iu = np.triu_indices(d)
+            G = self._cached(("gram", side),
+                             lambda X_all: self._gram_triu(X_all, self.shape, side), idx)
+            return G @ (F @ F.T)[iu]
+        m, r = X.shape[0], F.shape[1]
+        if side == "right":
+            rows = X.reshape(m * p, q)                       # rows A_i[j, :] (a view)
+        elif p == 1 or q == 1:
+            rows = X.reshape(m * q, p) if q == 1 else X      # A_i^T has the same layout
+        else:
+            def transpose(X_all):
+                n = X_all.shape[0]
+                return np.ascontiguousarray(
+                    X_all.reshape(n, p, q).transpose(0, 2, 1)).reshape(n * q, p)
+            rows = self._cached(("transposed",), transpose, None)
+            if idx is not None:
+                rows = rows.reshape(-1, q, p)[idx].reshape(-1, p)
+        # (F^T @ rows^T) is the fast orientation of a tall-skinny product
+        prod = (F.T.astype(rows.dtype) @ rows.T).reshape(r, m, -1)
+        return np.einsum("aij,aij->i", prod, prod, dtype=np.float64)
+
+    def _factor_sq_norms(self, U, V, idx):
+        """``||A_i V||_F^2 + ||A_i^T U||_F^2`` of the (row-clipped) rows."""
+        X = self.design.X if idx is None else self.design.X[idx]
+        p, q = self.shape
+        if sp.issparse(X):
+            X = sp.csr_matrix(X)
+            K_v = sp.kron(sp.identity(p, format="csr"), sp.csr_matrix(V), format="csr")
+            K_u = sp.kron(sp.csr_matrix(U), sp.identity(q, format="csr"), format="csr")
+            AV = X @ K_v.astype(X.dtype)
+            AU = X @ K_u.astype(X.dtype)
+            sq = (np.asarray(AV.multiply(AV).sum(axis=1), dtype=np.float64).ravel()
+                  + np.asarray(AU.multiply(AU).sum(axis=1), dtype=np.float64).ravel())
+        else:
+            how_v, how_u = self._dense_plan()
+            sq = (self._factor_sq_norm(V, "right", how_v, X, idx)
+                  + self._factor_sq_norm(U, "left", how_u, X, idx))
+            np.maximum(sq, 0.0, out=sq)   # the Gram form can round below 0
+        scale = self.design.row_scale
+        if scale is not None:
+            sq = sq * (scale if idx is None else scale[idx]) ** 2
+        return sq
+
+    def _assemble(self, weights, U, V, idx):
+        """``(M V, M^T U, sum w)`` with ``M = sum_i w_i A_i``, flat like ``W``."""
+        p, q = self.shape
+        S = self.design.weighted_sum(weights, idx)
+        M = S[: p * q].reshape(p, q)
+        grads = [(M @ V).ravel(), (M.T @ U).ravel()]
+        if self.design.fit_intercept:
+            grads.append([S[-1]])
+        return np.concatenate(grads)
+
+    def clipped_grad_sum(self, W, clip_norm, idx=None, norm=2):
+        """Sum over examples of per-example gradients clipped to ``clip_norm``.
+
+        Parameters
+        ----------
+        W : ndarray of shape ``coef_shape``
+        clip_norm : float
+            Per-example gradient norm bound C: the L2 sensitivity of the sum.
+        idx : ndarray of int or None
+            Rows to use (a sampled batch); None for all.
+        norm : {2}
+            Only the L2 norm is supported (the per-example gradient norm has
+            no cheap closed form in L1).
+
+        Returns
+        -------
+        G : ndarray of shape ``coef_shape``, float64
+        """
+        if norm != 2:
+            raise ValueError(
+                "MatrixSensingLoss clips gradients in the L2 norm only; use delta > 0 "
+                f"(Gaussian noise), got norm={norm!r}."
+            )
+        U, V, _ = self.unpack(W)
+        rho = self.residuals(W, idx)
+        sq = self._factor_sq_norms(U, V, idx)
+        if self.design.fit_intercept:
+            sq = sq + 1.0
+        g_norm = np.abs(rho) * np.sqrt(sq)
+        with np.errstate(divide="ignore"):
+            factor = np.minimum(1.0, clip_norm / g_norm)
+        factor[g_norm == 0] = 1.0
+        return self._assemble(rho * factor, U, V, idx)
+
+    def grad_sum(self, W, idx=None):
+        """Unclipped gradient sum (non-private; for diagnostics and tests)."""
+        U, V, _ = self.unpack(W)
+        return self._assemble(self.residuals(W, idx), U, V, idx)
+
+    def loss_values(self, W, idx=None, loss_clip=None):
+        """Per-example losses ``rho_i^2 / 2``, optionally clipped to ``[0, loss_clip]``."""
+        values = 0.5 * self.residuals(W, idx) ** 2
+        if loss_clip is not None:
+            values = np.minimum(values, loss_clip)
+        return values
+
+    def mean_loss(self, W):
+        """Mean loss over all examples (non-private; for diagnostics)."""
+        return float(np.mean(self.loss_values(W)))
+
+    def smoothness(self):
+        """None: the factored loss has no global smoothness constant."""
+        return None

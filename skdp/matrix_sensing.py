@@ -1,0 +1,411 @@
+"""DPMatrixSensing: differentially private low-rank matrix sensing.
+
+Also :func:`make_matrix_sensing`, the synthetic generator of paper 000.
+"""
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._base import PrivateEstimatorMixin
+from ._validation import check_positive, make_rng
+from .losses import LinearDesign, MatrixSensingLoss
+from .solvers import Problem
+
+__all__ = ["DPMatrixSensing", "make_matrix_sensing"]
+
+#: step size of ``gd`` in units of ``sqrt(p * q) / B**2`` (see DPMatrixSensing Notes)
+LEARNING_RATE_SCALE = 3.0
+#: fraction of the last ``gd`` iterates averaged into the released model
+AVERAGE = 0.5
+#: standard deviation of the entries of the public random initial factors
+INIT_SCALE = 0.1
+#: default number of ``gd`` iterations
+DEFAULT_MAX_ITER = 50
+
+
+def _n_columns(X):
+    """Number of columns of X (its shape; no value is used), or 1 if it has none."""
+    shape = getattr(X, "shape", None)
+    if shape is None:
+        try:
+            shape = np.asarray(X).shape
+        except Exception:  # malformed input: validate_data reports it
+            return 1
+    return int(shape[1]) if len(shape) == 2 else 1
+
+
+def _check_shape(shape):
+    if (not isinstance(shape, (tuple, list)) or len(shape) != 2
+            or not all(isinstance(s, numbers.Integral) and not isinstance(s, bool)
+                       for s in shape)
+            or not all(s >= 1 for s in shape)):
+        raise ValueError(
+            f"shape must be None or a pair of positive integers (p, q), got {shape!r}."
+        )
+    return int(shape[0]), int(shape[1])
+
+
+def _check_rank(rank, shape):
+    if not isinstance(rank, numbers.Integral) or isinstance(rank, bool) or rank < 1:
+        raise ValueError(f"rank must be an integer >= 1, got {rank!r}.")
+    if shape is not None and rank > min(shape):
+        raise ValueError(
+            f"rank must be at most min(p, q) = {min(shape)} for shape={tuple(shape)}, "
+            f"got rank={rank}."
+        )
+    return int(rank)
+
+
+def make_matrix_sensing(n_samples=400, shape=(20, 20), rank=3, noise=0.01, random_state=None):
+    r"""Synthetic low-rank matrix sensing data (the generator of paper 000).
+
+    Draws a rank-``rank`` ground truth :math:`X^\star = U^\star V^{\star\top}`
+    from Gaussian factors, rescaled to :math:`\|X^\star\|_F = \sqrt{pq}/4`,
+    measurement matrices :math:`A_i` with i.i.d. :math:`N(0, 1/(pq))`
+    entries (so :math:`\|A_i\|_F \approx 1` and the measurements have
+    standard deviation about 0.25), and measurements
+    :math:`b_i = \langle A_i, X^\star \rangle + N(0, \text{noise}^2)`.
+
+    Parameters
+    ----------
+    n_samples : int, default=400
+    shape : tuple of int (p, q), default=(20, 20)
+    rank : int, default=3
+        At most ``min(p, q)``.
+    noise : float, default=0.01
+        Standard deviation of the measurement noise (>= 0).
+    random_state : int, RandomState, Generator or None, default=None
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, p * q)
+        The vectorised measurement matrices (C order), one per row.
+    y : ndarray of shape (n_samples,)
+        The measurements :math:`b_i`.
+    X_star : ndarray of shape (p, q)
+        The ground-truth matrix.
+
+    References
+    ----------
+    .. [1] Xu, Tao, Ding, Fan, Wang, "Differentially private second-order
+       stationary points of nonconvex-strongly-concave minimax problems",
+       arXiv 2602.01339, section 5.
+    """
+    p, q = _check_shape(shape)
+    rank = _check_rank(rank, (p, q))
+    if (not isinstance(n_samples, numbers.Integral) or isinstance(n_samples, bool)
+            or n_samples < 1):
+        raise ValueError(f"n_samples must be an integer >= 1, got {n_samples!r}.")
+    if (not isinstance(noise, numbers.Real) or isinstance(noise, bool)
+            or not np.isfinite(noise) or noise < 0):
+        raise ValueError(f"noise must be a finite number >= 0, got {noise!r}.")
+    rng = make_rng(random_state)
+    U = rng.standard_normal((p, rank))
+    V = rng.standard_normal((q, rank))
+    X_star = U @ V.T
+    X_star *= np.sqrt(p * q) / 4.0 / np.linalg.norm(X_star)
+    A = rng.normal(0.0, 1.0 / np.sqrt(p * q), size=(n_samples, p * q))
+    y = A @ X_star.ravel() + rng.normal(0.0, noise, size=n_samples)
+    return A, y, X_star
+
+
+class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
+    r"""Low-rank matrix sensing with (epsilon, delta)-differential privacy.
+
+    Each row of ``X`` is a measurement matrix :math:`A_i` of shape
+    ``shape = (p, q)``, vectorised in C order (``A.ravel()``), and ``y``
+    holds the measurements :math:`b_i \approx \langle A_i, X^\star\rangle`.
+    The model is a rank-``rank`` factorisation :math:`U V^\top` fitted by
+
+    .. math::
+
+        \min_{U, V, c} \frac{1}{2n}\sum_{i=1}^n
+        \big(\langle A_i, U V^\top \rangle + c - b_i\big)^2
+        + \frac{\alpha}{2}\big(\|U\|_F^2 + \|V\|_F^2\big)
+
+    (``c`` only with ``fit_intercept=True``) with a private solver that only
+    sees per-example gradients in :math:`(U, V, c)`, each clipped *as a
+    whole* to ``clip_norm``, plus calibrated noise. The penalty is the
+    variational form of :math:`\alpha \|U V^\top\|_*` (nuclear norm).
+
+    **Privacy guarantee.** The fitted model (``coef_``,
+    ``low_rank_matrix_``, ``components_``, ``intercept_``, ``n_iter_``) is
+    (``epsilon``, ``delta``)-differentially private with respect to adding
+    or removing one record :math:`(A_i, b_i)`. The number of records is
+    treated as public. The whole cost is charged to ``accountant`` before
+    the data is read.
+
+    Parameters
+    ----------
+    shape : tuple of int (p, q) or None, default=None
+        Shape of each measurement matrix; ``n_features`` must equal
+        ``p * q``. None treats each row as a ``(n_features, 1)`` matrix:
+        with ``rank=1`` the model is then an ordinary linear model
+        :math:`\langle a_i, u\rangle v` (rank one, factored), so the
+        estimator works on any regression data.
+    rank : int, default=1
+        Rank ``r`` of the factorisation, ``1 <= r <= min(p, q)``.
+    epsilon : float, default=1.0
+        Privacy budget of one fit; must be > 0.
+    delta : float, default=1e-5
+        Privacy failure probability, in (0, 1). The per-example gradient
+        norm is only available in L2, so only Gaussian-noise (``delta >
+        0``) solvers apply.
+    solver : str, default='auto'
+        Name of a registered solver (see
+        :func:`skdp.solvers.available_solvers`); 'auto' picks ``'gd'``.
+        The loss is smooth but not convex: solvers that require convexity
+        are not available.
+    alpha : float, default=1e-4
+        Strength of the L2 penalty on the factors.
+    fit_intercept : bool, default=False
+        Whether to fit an intercept ``c`` (unpenalised; part of the clipped
+        gradient). Matrix sensing has none; turn it on for data that is not
+        centred.
+    clip_norm : float, default=0.1
+        Per-example gradient norm bound: the sensitivity of every gradient
+        sum. The gradient of a record is its residual times
+        :math:`(A_i V, A_i^\top U)`; with measurement matrices of norm about
+        1 and measurements of standard deviation about 0.25 (the scale of
+        :func:`make_matrix_sensing`) it is of order 0.1 or less.
+    data_norm : float or None, default=None
+        Public bound on the Frobenius norm of each :math:`A_i`: larger rows
+        are scaled down to it (in fit and predict; the measurement is not
+        rescaled, so choose it above the norms of typical rows). None leaves
+        rows untouched; clipping the gradient is what bounds the
+        sensitivity either way. It also sets ``B`` in the default step size.
+    max_iter : int or None, default=None
+        Number of private iterations; None uses 100 with ``gd``.
+    batch_size : int or None, default=None
+        Expected batch size of Poisson-sampled minibatches (DP-SGD); None
+        uses full batches.
+    solver_params : dict or None, default=None
+        Solver-specific options. The loss has no global smoothness constant,
+        so ``gd`` gets a default ``learning_rate`` (see Notes) and
+        ``average=0.5`` (release the mean of the last half of the iterates:
+        free post-processing that cancels much of the noise); both can be
+        overridden here.
+    accountant : BudgetAccountant or None, default=None
+        Budget accountant charged with every fit; None uses the current one.
+        Cloning the estimator keeps the same accountant.
+    random_state : int, RandomState, Generator or None, default=None
+        Seed of the initialisation and of the noise. None draws fresh
+        entropy.
+    verbose : int, default=0
+        Progress messages; they only show released quantities.
+
+    Attributes
+    ----------
+    low_rank_matrix_ : ndarray of shape (p, q)
+        The fitted matrix :math:`U V^\top`.
+    components_ : tuple of ndarray (U, V)
+        The fitted factors, of shapes ``(p, rank)`` and ``(q, rank)``.
+    coef_ : ndarray of shape (n_features,)
+        ``low_rank_matrix_.ravel()``: the coefficients of the linear
+        predictor, so ``predict(X) = X @ coef_ + intercept_``.
+    intercept_ : float
+        0.0 unless ``fit_intercept=True``.
+    shape_ : tuple of int
+        The resolved ``(p, q)``.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined only when X has feature names that are all strings.
+    n_iter_ : int
+    solver_ : str
+    privacy_spent_ : tuple of (float, float)
+
+    Notes
+    -----
+    *Initialisation.* :math:`U = V = 0` is a saddle point where every
+    gradient vanishes, so gradient methods started there never move. The
+    solver starts instead from public random factors with i.i.d.
+    :math:`N(0, 0.1^2)` entries (as in paper 000's experiment), drawn from
+    ``random_state`` independently of the noise and of the data, so the
+    starting point costs no privacy.
+
+    *Step size.* A measurement :math:`A` with i.i.d. entries of variance
+    :math:`B^2/(pq)` has :math:`\mathbb{E}\langle A, M\rangle^2 =
+    B^2\|M\|_F^2/(pq)`: the curvature of the loss in the matrix
+    :math:`UV^\top` is :math:`B^2/(pq)` in every direction. ``gd`` therefore
+    uses the public step ``learning_rate = 0.5 * p * q / B**2`` (``B =
+    data_norm``, or 1 when ``data_norm`` is None, the scale of
+    :func:`make_matrix_sensing`). Give ``solver_params={'learning_rate':
+    ...}`` for measurements on another scale.
+
+    See Also
+    --------
+    make_matrix_sensing : the synthetic generator of paper 000.
+
+    References
+    ----------
+    .. [1] Xu, Tao, Ding, Fan, Wang, "Differentially private second-order
+       stationary points of nonconvex-strongly-concave minimax problems",
+       arXiv 2602.01339 (the matrix-sensing experiment).
+    .. [2] Abadi et al., "Deep Learning with Differential Privacy", CCS 2016.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.matrix_sensing import DPMatrixSensing, make_matrix_sensing
+    >>> X, y, X_star = make_matrix_sensing(20000, shape=(20, 20), rank=3,
+    ...                                    noise=0.01, random_state=0)
+    >>> est = DPMatrixSensing(shape=(20, 20), rank=3, epsilon=1.0,
+    ...                       random_state=0).fit(X, y)
+    >>> err = np.linalg.norm(est.low_rank_matrix_ - X_star) / np.linalg.norm(X_star)
+    >>> bool(err < 0.2)
+    True
+    """
+
+    def __init__(
+        self,
+        shape=None,
+        rank=1,
+        epsilon=1.0,
+        delta=1e-5,
+        solver="auto",
+        alpha=1e-5,
+        fit_intercept=False,
+        clip_norm=0.1,
+        data_norm=None,
+        max_iter=None,
+        batch_size=None,
+        solver_params=None,
+        accountant=None,
+        random_state=None,
+        verbose=0,
+    ):
+        self.shape = shape
+        self.rank = rank
+        self.epsilon = epsilon
+        self.delta = delta
+        self.solver = solver
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.clip_norm = clip_norm
+        self.data_norm = data_norm
+        self.max_iter = max_iter
+        self.batch_size = batch_size
+        self.solver_params = solver_params
+        self.accountant = accountant
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # -- parameters ---------------------------------------------------------
+    def _validate_specific_params(self):
+        shape = None if self.shape is None else _check_shape(self.shape)
+        _check_rank(self.rank, shape)
+        if self.delta == 0:
+            raise ValueError(
+                "DPMatrixSensing needs delta > 0: its per-example gradients are clipped "
+                "in the L2 norm, which only Gaussian (delta > 0) solvers use."
+            )
+
+    def _loss_capabilities(self):
+        return MatrixSensingLoss.capabilities
+
+    def _default_solver_params(self, solver_name):
+        if solver_name != "gd":
+            return {}
+        B = 1.0 if self.data_norm is None else float(self.data_norm)
+        p, q = self._fit_shape
+        return {"learning_rate": LEARNING_RATE_SCALE * np.sqrt(p * q) / B**2,
+                "average": AVERAGE}
+
+    def _default_max_iter(self, solver_name):
+        return DEFAULT_MAX_ITER if solver_name == "gd" else None
+
+    # -- fit ----------------------------------------------------------------
+    def _build_problem(self, X, y):
+        X, y = validate_data(
+            self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], y_numeric=True,
+        )
+        n_features = X.shape[1]
+        if self.shape is None:
+            shape = (n_features, 1)
+        else:
+            shape = _check_shape(self.shape)
+            if shape[0] * shape[1] != n_features:
+                raise ValueError(
+                    f"X has {n_features} features, but shape={tuple(self.shape)} needs "
+                    f"p * q = {shape[0] * shape[1]}: each row must be a measurement matrix "
+                    "vectorised in C order (A.ravel())."
+                )
+        rank = _check_rank(self.rank, shape)
+        self.shape_ = shape
+        design = LinearDesign(X, self.fit_intercept, self.data_norm)
+        loss = MatrixSensingLoss(design, np.asarray(y, dtype=np.float64), shape, rank)
+        init_rng = make_rng(self.random_state).spawn(1)[0]
+        p, q = shape
+        U0 = init_rng.normal(0.0, INIT_SCALE, size=(p, rank))
+        V0 = init_rng.normal(0.0, INIT_SCALE, size=(q, rank))
+        penalised = np.ones(loss.coef_shape, dtype=bool)
+        if self.fit_intercept:
+            penalised[-1] = False
+        self._loss = loss
+        return Problem(loss=loss, alpha=float(self.alpha), clip_norm=float(self.clip_norm),
+                       penalised=penalised, init=loss.pack(U0, V0, 0.0))
+
+    def _set_coef(self, W):
+        U, V, c = self._loss.unpack(W)
+        self.components_ = (U.copy(), V.copy())
+        self.low_rank_matrix_ = U @ V.T
+        self.coef_ = self.low_rank_matrix_.ravel()
+        self.intercept_ = float(c)
+        del self._loss
+
+    def fit(self, X, y):
+        """Fit the factorisation privately; the whole privacy cost is charged first.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, p * q)
+            Vectorised measurement matrices, one per row (C order).
+        y : array-like of shape (n_samples,)
+            Measurements.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        # the shape is public: from the parameter, or (shape=None) from the
+        # number of columns, read from X's metadata before any value is used
+        if self.shape is not None:
+            self._fit_shape = _check_shape(self.shape)
+        else:
+            self._fit_shape = (max(1, _n_columns(X)), 1)
+        try:
+            self._private_fit(X, y)
+        finally:
+            del self._fit_shape
+        return self
+
+    def predict(self, X):
+        """Predicted measurements ``<A_i, U V^T> + intercept_``.
+
+        Rows are scaled to norm at most ``data_norm`` first, exactly as in
+        ``fit``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, p * q)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                          reset=False)
+        design = LinearDesign(X, self.fit_intercept, self.data_norm)
+        W = np.append(self.coef_, self.intercept_) if self.fit_intercept else self.coef_
+        return design.decision(W)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
