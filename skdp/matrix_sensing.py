@@ -20,6 +20,8 @@ __all__ = ["DPMatrixSensing", "make_matrix_sensing"]
 LEARNING_RATE_SCALE = 3.0
 #: fraction of the last ``gd`` iterates averaged into the released model
 AVERAGE = 0.5
+#: gd's step times the curvature of the (scaled) intercept parameter
+INTERCEPT_RATE = 1.0
 #: standard deviation of the entries of the public random initial factors
 INIT_SCALE = 0.1
 #: default number of ``gd`` iterations
@@ -35,6 +37,22 @@ def _n_columns(X):
         except Exception:  # malformed input: validate_data reports it
             return 1
     return int(shape[1]) if len(shape) == 2 else 1
+
+
+def _learning_rate(shape, data_norm):
+    """gd's default step ``LEARNING_RATE_SCALE * sqrt(p q) / B**2`` (public)."""
+    B = 1.0 if data_norm is None else float(data_norm)
+    return LEARNING_RATE_SCALE * np.sqrt(shape[0] * shape[1]) / B**2
+
+
+def _intercept_scale(shape, data_norm):
+    """Public scale ``s`` of the intercept, ``c = s w_c``.
+
+    The intercept's curvature in ``w_c`` is ``s**2``; with gd's default step
+    ``s**2 * learning_rate = INTERCEPT_RATE`` for every shape, a stable and
+    fast rate for that quadratic direction.
+    """
+    return float(np.sqrt(INTERCEPT_RATE / _learning_rate(shape, data_norm)))
 
 
 def _check_shape(shape):
@@ -159,12 +177,17 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
         :func:`skdp.solvers.available_solvers`); 'auto' picks ``'gd'``.
         The loss is smooth but not convex: solvers that require convexity
         are not available.
-    alpha : float, default=1e-4
-        Strength of the L2 penalty on the factors.
+    alpha : float, default=1e-5
+        Strength of the L2 penalty on the factors. It shrinks each singular
+        value of :math:`UV^\top` by about :math:`\alpha\, pq / B^2` (0.004
+        for 20 x 20 measurements of norm 1); 1e-4 already cost 1.4% relative
+        error there.
     fit_intercept : bool, default=False
         Whether to fit an intercept ``c`` (unpenalised; part of the clipped
         gradient). Matrix sensing has none; turn it on for data that is not
-        centred.
+        centred. It is parametrised as ``c = s * w_c`` with the public scale
+        :math:`s = (pq)^{-1/4} B / \sqrt{3}`, so that gd's default step
+        suits it too (see Notes).
     clip_norm : float, default=0.1
         Per-example gradient norm bound: the sensitivity of every gradient
         sum. The gradient of a record is its residual times
@@ -178,7 +201,8 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
         rows untouched; clipping the gradient is what bounds the
         sensitivity either way. It also sets ``B`` in the default step size.
     max_iter : int or None, default=None
-        Number of private iterations; None uses 100 with ``gd``.
+        Number of private iterations; None uses 50 with ``gd`` and lets other
+        solvers choose.
     batch_size : int or None, default=None
         Expected batch size of Poisson-sampled minibatches (DP-SGD); None
         uses full batches.
@@ -226,14 +250,24 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
     ``random_state`` independently of the noise and of the data, so the
     starting point costs no privacy.
 
-    *Step size.* A measurement :math:`A` with i.i.d. entries of variance
-    :math:`B^2/(pq)` has :math:`\mathbb{E}\langle A, M\rangle^2 =
-    B^2\|M\|_F^2/(pq)`: the curvature of the loss in the matrix
-    :math:`UV^\top` is :math:`B^2/(pq)` in every direction. ``gd`` therefore
-    uses the public step ``learning_rate = 0.5 * p * q / B**2`` (``B =
-    data_norm``, or 1 when ``data_norm`` is None, the scale of
-    :func:`make_matrix_sensing`). Give ``solver_params={'learning_rate':
-    ...}`` for measurements on another scale.
+    *Step size.* The loss has no global smoothness constant, so gd's
+    'auto' step does not apply; ``gd`` gets the public default
+    ``learning_rate = 3 sqrt(p q) / B**2`` with ``B = data_norm``, or 1 when
+    ``data_norm`` is None (the scale of :func:`make_matrix_sensing`). The
+    reasoning: measurements with i.i.d. entries of variance :math:`B^2/(pq)`
+    give :math:`\mathbb{E}\langle A, M\rangle^2 = B^2\|M\|_F^2/(pq)`, so near
+    a solution the largest curvature in the factors is about
+    :math:`2 B^2 \sigma_1(X^\star)/(pq)`, and with measurements of standard
+    deviation :math:`s_b`, :math:`\sigma_1(X^\star) \le \|X^\star\|_F
+    \approx s_b \sqrt{pq}/B`. Gradient descent is stable below the step
+    :math:`\sqrt{pq}/(B s_b)`, i.e. ``4 sqrt(pq) / B**2`` for
+    :math:`s_b = B/4`; the default takes 3/4 of that (stable even for a
+    rank-one truth), and half of the 50 iterates are averaged. For
+    measurements on another scale, give ``solver_params={'learning_rate':
+    ...}`` (and ``clip_norm``). Measured on paper 000's instance scaled to
+    n = 20000 (p = q = 20, rank 3, noise 0.01, delta 1e-5, mean relative
+    error :math:`\|UV^\top - X^\star\|_F / \|X^\star\|_F` over 5 seeds):
+    0.015 at epsilon 1 and 0.004 at epsilon 8.
 
     See Also
     --------
@@ -309,9 +343,7 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
     def _default_solver_params(self, solver_name):
         if solver_name != "gd":
             return {}
-        B = 1.0 if self.data_norm is None else float(self.data_norm)
-        p, q = self._fit_shape
-        return {"learning_rate": LEARNING_RATE_SCALE * np.sqrt(p * q) / B**2,
+        return {"learning_rate": _learning_rate(self._fit_shape, self.data_norm),
                 "average": AVERAGE}
 
     def _default_max_iter(self, solver_name):
@@ -335,8 +367,10 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
                 )
         rank = _check_rank(self.rank, shape)
         self.shape_ = shape
-        design = LinearDesign(X, self.fit_intercept, self.data_norm)
-        loss = MatrixSensingLoss(design, np.asarray(y, dtype=np.float64), shape, rank)
+        design = LinearDesign(X, False, self.data_norm)
+        loss = MatrixSensingLoss(design, np.asarray(y, dtype=np.float64), shape, rank,
+                                 fit_intercept=self.fit_intercept,
+                                 intercept_scale=_intercept_scale(shape, self.data_norm))
         init_rng = make_rng(self.random_state).spawn(1)[0]
         p, q = shape
         U0 = init_rng.normal(0.0, INIT_SCALE, size=(p, rank))
@@ -400,9 +434,8 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
                           reset=False)
-        design = LinearDesign(X, self.fit_intercept, self.data_norm)
-        W = np.append(self.coef_, self.intercept_) if self.fit_intercept else self.coef_
-        return design.decision(W)
+        design = LinearDesign(X, False, self.data_norm)
+        return design.decision(self.coef_) + self.intercept_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -3,30 +3,38 @@ r"""Squared loss of low-rank matrix sensing in factored form.
 Each record is a measurement matrix :math:`A_i \in \mathbb{R}^{p \times q}`
 (a row of ``X``, vectorised in C order) and a measurement :math:`b_i`. The
 parameters are the factors :math:`U \in \mathbb{R}^{p \times r}`,
-:math:`V \in \mathbb{R}^{q \times r}` (and an optional intercept
-:math:`c`), stored flat as ``W = [vec(U), vec(V), c]``. The loss of one
-record is
+:math:`V \in \mathbb{R}^{q \times r}` and, optionally, an intercept
+:math:`c = s\, w_c` with a public scale ``s``, stored flat as
+``W = [vec(U), vec(V), w_c]``. The loss of one record is
 
 .. math::
 
     \ell_i(U, V, c) = \tfrac12 \rho_i^2, \qquad
     \rho_i = \langle A_i, U V^\top \rangle + c - b_i,
 
-whose gradient is :math:`\rho_i\,(A_i V,\; A_i^\top U,\; 1)`. The loss is
-smooth but not convex, and its gradient is not globally Lipschitz (it grows
-with the factors), so :meth:`MatrixSensingLoss.smoothness` returns None.
+whose gradient in ``W`` is :math:`\rho_i\,(A_i V,\; A_i^\top U,\; s)`. The
+loss is smooth but not convex, and its gradient is not globally Lipschitz
+(it grows with the factors), so :meth:`MatrixSensingLoss.smoothness`
+returns None.
 
 Clipped gradient sums
 ---------------------
 The norm of a per-example gradient is
-:math:`|\rho_i| \sqrt{\|A_i V\|_F^2 + \|A_i^\top U\|_F^2 + [c]}`, computed for
-all examples at once from ``X`` reshaped to ``(n, p, q)`` (an ``n x p x r``
-and an ``n x q x r`` temporary; ``X`` itself is ``n x pq``), or for sparse
-``X`` through products with the sparse Kronecker factors
-:math:`I_p \otimes V` and :math:`U \otimes I_q`. The clipped sum is then
-:math:`(M V, M^\top U, \sum_i w_i)` with :math:`M = \sum_i w_i A_i` and
-:math:`w_i = \rho_i \min(1, C / \|g_i\|)`: one more pass over ``X``, no
-per-example gradient array.
+:math:`|\rho_i| \sqrt{\|A_i V\|_F^2 + \|A_i^\top U\|_F^2 + s^2}`, computed
+for all examples at once, without a Python loop over examples:
+
+* dense ``X``: :math:`\|A_i V\|_F^2 = \langle A_i^\top A_i, V V^\top\rangle`
+  from the per-example Gram matrices (upper triangles, computed once per
+  fit, ``n q (q+1)/2`` numbers, no more than ``X`` itself when
+  ``q < 2p``), so an iteration costs one matrix-vector product; when the
+  Gram matrix would be larger than ``A_i`` (``q = 1``, say), one
+  tall-skinny product ``X`` times ``V`` instead (likewise for ``U``);
+* sparse ``X``: products with the sparse Kronecker factors
+  :math:`I_p \otimes V` and :math:`U \otimes I_q`.
+
+The clipped sum is then :math:`(M V, M^\top U, s \sum_i w_i)` with
+:math:`M = \sum_i w_i A_i` and :math:`w_i = \rho_i \min(1, C / \|g_i\|)`:
+one more pass over ``X``, no per-example gradient array.
 """
 
 import numpy as np
@@ -42,17 +50,26 @@ class MatrixSensingLoss:
     ----------
     design : LinearDesign
         The measurement matrices as rows of length ``p * q`` (row clipping
-        and the intercept column are handled by the design).
+        is handled by the design), without an intercept column.
     y : ndarray of shape (n_samples,)
         The measurements.
     shape : tuple of int (p, q)
     rank : int
+    fit_intercept : bool, default=False
+        Whether ``W`` ends with an intercept parameter.
+    intercept_scale : float, default=1.0
+        Public scale ``s`` of the intercept: ``c = s * W[-1]``, so the
+        intercept's gradient is ``s * rho_i`` and its curvature ``s**2``.
+        Choosing ``s`` lets one step size suit both the factors and ``c``.
     """
 
     capabilities = frozenset({"gradient", "smooth"})
 
-    def __init__(self, design, y, shape, rank):
+    def __init__(self, design, y, shape, rank, fit_intercept=False, intercept_scale=1.0):
         p, q = shape
+        if design.fit_intercept:
+            raise ValueError("the design must not add an intercept column; pass "
+                             "fit_intercept to MatrixSensingLoss instead.")
         if design.n_features != p * q:
             raise ValueError(
                 f"design has {design.n_features} features, expected p * q = {p * q}."
@@ -62,6 +79,8 @@ class MatrixSensingLoss:
         self.n_samples = design.n_samples
         self.shape = (int(p), int(q))
         self.rank = int(rank)
+        self.fit_intercept = bool(fit_intercept)
+        self.intercept_scale = float(intercept_scale)
         self._cache = {}
 
     # -- parameter layout ---------------------------------------------------
@@ -74,7 +93,7 @@ class MatrixSensingLoss:
     @property
     def coef_shape(self):
         """Shape of the flat parameter vector ``[vec(U), vec(V), intercept]``."""
-        return (self.n_factor_params + int(self.design.fit_intercept),)
+        return (self.n_factor_params + int(self.fit_intercept),)
 
     def unpack(self, W):
         """Split ``W`` into ``(U, V, intercept)`` (views; intercept 0.0 if absent)."""
@@ -82,21 +101,20 @@ class MatrixSensingLoss:
         r = self.rank
         U = W[: p * r].reshape(p, r)
         V = W[p * r: (p + q) * r].reshape(q, r)
-        c = float(W[-1]) if self.design.fit_intercept else 0.0
+        c = self.intercept_scale * float(W[-1]) if self.fit_intercept else 0.0
         return U, V, c
 
     def pack(self, U, V, intercept=0.0):
         """Inverse of :meth:`unpack`."""
         parts = [np.ravel(U), np.ravel(V)]
-        if self.design.fit_intercept:
-            parts.append([float(intercept)])
+        if self.fit_intercept:
+            parts.append([float(intercept) / self.intercept_scale])
         return np.concatenate(parts).astype(np.float64)
 
     def linear_coef(self, W):
-        """``[vec(U V^T), intercept]``: the coefficients of the linear predictor."""
+        """``(vec(U V^T), intercept)``: the coefficients of the linear predictor."""
         U, V, c = self.unpack(W)
-        coef = (U @ V.T).ravel()
-        return np.append(coef, c) if self.design.fit_intercept else coef
+        return (U @ V.T).ravel(), c
 
     # -- data passes --------------------------------------------------------
     def _y(self, idx):
@@ -104,7 +122,8 @@ class MatrixSensingLoss:
 
     def residuals(self, W, idx=None):
         """``rho_i = <A_i, U V^T> + c - b_i`` (non-private; building block)."""
-        return self.design.decision(self.linear_coef(W), idx) - self._y(idx)
+        coef, c = self.linear_coef(W)
+        return self.design.decision(coef, idx) + (c - self._y(idx))
 
     def _dense_plan(self):
         """For each factor, how ``||A_i V||_F^2`` / ``||A_i^T U||_F^2`` are computed.
@@ -196,11 +215,10 @@ class MatrixSensingLoss:
     def _assemble(self, weights, U, V, idx):
         """``(M V, M^T U, sum w)`` with ``M = sum_i w_i A_i``, flat like ``W``."""
         p, q = self.shape
-        S = self.design.weighted_sum(weights, idx)
-        M = S[: p * q].reshape(p, q)
+        M = self.design.weighted_sum(weights, idx).reshape(p, q)
         grads = [(M @ V).ravel(), (M.T @ U).ravel()]
-        if self.design.fit_intercept:
-            grads.append([S[-1]])
+        if self.fit_intercept:
+            grads.append([self.intercept_scale * float(np.sum(weights))])
         return np.concatenate(grads)
 
     def clipped_grad_sum(self, W, clip_norm, idx=None, norm=2):
@@ -229,8 +247,8 @@ class MatrixSensingLoss:
         U, V, _ = self.unpack(W)
         rho = self.residuals(W, idx)
         sq = self._factor_sq_norms(U, V, idx)
-        if self.design.fit_intercept:
-            sq = sq + 1.0
+        if self.fit_intercept:
+            sq = sq + self.intercept_scale ** 2
         g_norm = np.abs(rho) * np.sqrt(sq)
         with np.errstate(divide="ignore"):
             factor = np.minimum(1.0, clip_norm / g_norm)
