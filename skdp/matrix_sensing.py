@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import PrivateEstimatorMixin
-from ._validation import check_positive, make_rng
+from ._validation import make_rng
 from .losses import LinearDesign, MatrixSensingLoss
 from .solvers import Problem
 

@@ -58,7 +58,9 @@ def test_clipped_gradient_sum_matches_brute_force(p, q, r, fit_intercept, data_n
     W = rng.normal(size=loss.coef_shape)
     U, V, c = loss.unpack(W)
     assert c == (s * W[-1] if fit_intercept else 0.0)
-    scale = np.ones(n) if data_norm is None else np.minimum(1, data_norm / np.linalg.norm(X, axis=1))
+    scale = np.ones(n)
+    if data_norm is not None:
+        scale = np.minimum(1, data_norm / np.linalg.norm(X, axis=1))
     G = []
     for i in range(n):   # per-example gradients in (U, V, c), one at a time
         A = scale[i] * X[i].reshape(p, q)
