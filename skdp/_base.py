@@ -5,7 +5,9 @@
 1. validate the parameters (no data is read; a bad parameter costs nothing);
 2. resolve the solver and its options, and let it *plan* the run from
    public quantities (n_samples, epsilon, delta, max_iter, batch_size):
-   the plan holds the calibrated mechanism tree;
+   the plan holds the calibrated mechanism tree (solvers with
+   ``plan_uses_problem = True`` are planned again after step 4 from the
+   problem's public constants; both plans meet the same target);
 3. check the plan against the accountant: an exhausted budget raises
    :class:`~skdp.BudgetError` before the data is read;
 4. validate the data (a malformed input raises and costs nothing);
@@ -119,10 +121,10 @@ class PrivateEstimatorMixin:
         max_iter = self.max_iter if self.max_iter is not None else self._default_max_iter(name)
         accountant = self.accountant if self.accountant is not None else current_accountant()
 
-        def make_plan(n):
+        def make_plan(n, **problem):
             return solver.plan(
                 n, self.epsilon, self.delta,
-                max_iter=max_iter, batch_size=self.batch_size, **options,
+                max_iter=max_iter, batch_size=self.batch_size, **problem, **options,
             )
 
         n_meta = _n_rows(X)
@@ -132,7 +134,12 @@ class PrivateEstimatorMixin:
             accountant.check(self.epsilon, self.delta, mechanism=plan.mechanism)
 
         problem = self._build_problem(X, y)
-        if plan is None or problem.n_samples != n_meta:
+        if getattr(solver, "plan_uses_problem", False):
+            # the exact per-step tree needs the problem's public constants
+            # (smoothness, strong convexity, coefficient shape); it is still
+            # charged before the solver reads the data
+            plan = make_plan(problem.n_samples, problem=problem)
+        elif plan is None or problem.n_samples != n_meta:
             plan = make_plan(problem.n_samples)
         accountant.spend(
             self.epsilon, self.delta, mechanism=plan.mechanism,
