@@ -219,8 +219,8 @@ class Design:
     huge_canary_x: np.ndarray
     #: solver name -> solver_params the configuration needs (public constants)
     solver_params: object = None
-    #: extra estimator parameters for the clipping-off control
-    clipping_control_params: dict = None
+    #: solver name -> extra estimator parameters for the clipping-off control
+    clipping_control_params: object = None
 
     def make(self, solver, epsilon=CLAIMED_EPSILON, delta=DELTA, **extra):
         params = {"max_iter": MAX_ITER, **self.params, **extra}
@@ -268,6 +268,17 @@ def _matrix_sensing_solver_params(solver):
     return {"learning_rate": 2.0} if "learning_rate" in options else {}
 
 
+def _matrix_sensing_clipping_control(solver):
+    # Unclipped, the quartic loss diverges on D as well under noise of scale
+    # clip_norm=1 and momentum at step 2 (both sides end at inf): with
+    # clip_norm=0.1 and step 0.05 D stays put and only the huge canary's
+    # unclipped gradient moves U[0] . V[0] (to its target 100 / 10).
+    params = dict(_matrix_sensing_solver_params(solver))
+    if "learning_rate" in params or solver == "gd":
+        params["learning_rate"] = 0.05
+    return {"clip_norm": 0.1, "solver_params": params}
+
+
 def _designs():
     X, y = _linear_data()
     # clip_norm far below the canary's raw gradient norm (|residual| ~ 1 times
@@ -302,10 +313,7 @@ def _designs():
             X=Xm, y=ym, canary_x=np.array([1.0, 0.0, 0.0, 0.0]), canary_y=100.0,
             statistic=_matrix_00, huge_canary_x=np.array([10.0, 0.0, 0.0, 0.0]),
             solver_params=_matrix_sensing_solver_params,
-            # unclipped, the quartic loss diverges on D too under noise of
-            # scale clip_norm=1 (both sides end at inf); at 0.1 only the
-            # huge canary's unclipped gradient blows up
-            clipping_control_params={"clip_norm": 0.1})
+            clipping_control_params=_matrix_sensing_clipping_control)
     return designs
 
 
@@ -505,14 +513,14 @@ def clipping_off():
 
 
 def _audit(design, solver, *, canary_x=None, n_runs=N_RUNS, seed=0, run_context=None,
-           n_jobs=N_JOBS, **params):
+           n_jobs=N_JOBS, confidence=0.95, **params):
     estimator = design.make(solver, **params)
     start = time.perf_counter()
     result = audit_estimator(
         estimator, design.X, design.y,
         design.canary_x if canary_x is None else canary_x, design.canary_y,
         design.statistic, n_runs=n_runs, random_state=seed, n_jobs=n_jobs,
-        run_context=run_context or cached_calibration,
+        confidence=confidence, run_context=run_context or cached_calibration,
     )
     elapsed = time.perf_counter() - start
     print(f"\n[audit] {design.name} solver={solver} {params or ''}: {result.summary()} "
@@ -549,21 +557,25 @@ def test_audit_bound_stays_below_claimed_epsilon(design, solver):
 
 #: pure epsilon-DP (Laplace noise, L1 clipping) in one step: the privacy loss
 #: of a single Laplace mechanism is the full epsilon on a set of probability
-#: about 1/2 under D', so this audit is tight enough to catch a Laplace scale
-#: off by a factor 2 (see the control below)
+#: about 1/2 under D', so this audit is tight (1.94 at claimed 2 with 10 000
+#: runs) and catches a Laplace scale off by a factor 2 (the control below).
+#: Because a correct implementation comes that close to the claim, these
+#: audits use 99% confidence: a correct solver fails with probability < 1%.
 PURE = {"delta": 0.0, "max_iter": 1}
+PURE_CONFIDENCE = 0.99
 PURE_SOLVERS = DESIGNS["logistic"].solvers()
 
 
 @pytest.mark.parametrize("solver", PURE_SOLVERS)
 def test_audit_pure_dp_single_step(solver):
-    result = _audit(DESIGNS["logistic"], solver, **PURE)
+    result = _audit(DESIGNS["logistic"], solver, confidence=PURE_CONFIDENCE, **PURE)
     assert result.delta == 0.0
     assert result.epsilon_lower_bound <= CLAIMED_EPSILON, result.summary()
 
 
 def test_audit_catches_laplace_noise_at_half_scale():
-    result = _audit(DESIGNS["logistic"], "gd", run_context=laplace_half_scale, **PURE)
+    result = _audit(DESIGNS["logistic"], "gd", run_context=laplace_half_scale,
+                    confidence=PURE_CONFIDENCE, **PURE)
     assert result.epsilon_lower_bound > CLAIMED_EPSILON, result.summary()
 
 
@@ -587,8 +599,14 @@ def _check_noise_off(design, solver):
 
 
 def _check_clipping_off(design, solver):
+    extra = design.clipping_control_params(solver) if design.clipping_control_params else {}
     result = _audit(design, solver, canary_x=design.huge_canary_x, n_runs=N_RUNS_CONTROL,
-                    run_context=clipping_off, **(design.clipping_control_params or {}))
+                    run_context=clipping_off, **extra)
+    if np.mean(np.isfinite(result.scores_out)) < 0.9:
+        # unclipped fits that diverge without the canary release nothing about
+        # it: the broken variant has no violation to catch in this design
+        pytest.skip("unclipped fits diverge without the canary: give the design "
+                    "gentler clipping_control_params. " + result.summary())
     assert result.epsilon_lower_bound > CLAIMED_EPSILON, result.summary()
 
 
@@ -660,7 +678,9 @@ def test_long_audit(design, solver, variant):
     reason = _fits_with(design, solver, **params)
     if reason is not None:
         pytest.skip(f"{variant} not available: {reason}")
-    result = _audit(design, solver, n_runs=N_RUNS_LONG, seed=1, **params)
+    confidence = PURE_CONFIDENCE if params is PURE else 0.95
+    result = _audit(design, solver, n_runs=N_RUNS_LONG, seed=1, confidence=confidence,
+                    **params)
     assert result.epsilon_lower_bound <= CLAIMED_EPSILON, result.summary()
 
 
