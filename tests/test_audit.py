@@ -11,7 +11,8 @@ epsilon (``skdp.testing.audit``). Three kinds of checks:
   offers it: the bound stays at or below the claimed epsilon;
 * negative controls, which must FAIL the audit: the same solvers with the
   noise switched off, and with clipping switched off on a canary of huge
-  norm. The broken variants exist only here, as patches.
+  norm; and Laplace noise at half its scale in a single pure-DP step. The
+  broken variants exist only here, as patches.
 
 Canary design (see docs/audit.md): the data set D lives in features the
 canary does not touch and the canary is a single unit vector, so D's
