@@ -28,13 +28,15 @@ References
    Efficient Algorithms and Tight Error Bounds", FOCS 2014.
 """
 
+import functools
+
 import numpy as np
 
 from ..accounting import Gaussian, Laplace, PoissonSampled, Repeated, calibrate
 from ._base import Plan, Solver, SolverResult
 from ._registry import register_solver
 
-__all__ = ["GradientDescent", "noise_mechanism", "default_learning_rate"]
+__all__ = ["GradientDescent", "noise_mechanism", "default_learning_rate", "calibrated_noise_multiplier"]
 
 
 def noise_mechanism(delta, rate=1.0):
@@ -46,6 +48,17 @@ def noise_mechanism(delta, rate=1.0):
         return mech if rate >= 1.0 else PoissonSampled(rate, mech)
 
     return make
+
+
+@functools.lru_cache(maxsize=256)
+def calibrated_noise_multiplier(n_steps, rate, epsilon, delta):
+    """Noise multiplier of ``n_steps`` (sampled) steps meeting (epsilon, delta).
+
+    A pure function of public quantities, cached: a grid search re-plans the
+    same run many times.
+    """
+    make = noise_mechanism(delta, rate)
+    return calibrate(lambda z: Repeated(make(z), n_steps), epsilon, delta)
 
 
 def default_learning_rate(problem, learning_rate, scale=1.0):
@@ -99,7 +112,7 @@ class GradientDescent(Solver):
         T = int(max_iter) if max_iter is not None else self.default_max_iter
         rate = sampling_rate(n_samples, batch_size)
         make = noise_mechanism(delta, rate)
-        z = calibrate(lambda z: Repeated(make(z), T), epsilon, delta)
+        z = calibrated_noise_multiplier(T, float(rate), float(epsilon), float(delta))
         return Plan(
             mechanism=Repeated(make(z), T),
             noise_multiplier=z,
