@@ -939,40 +939,51 @@ def plot_adult(path, datasets, rows, baselines, config, notes):
         note(notes, "matplotlib is not installed (pip install 'skdp[bench]'): "
                     "the plot was not written")
         return False
-    fig, ax = plt.subplots(figsize=(8, 5.5))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5.5))
     keys = []
     for r in rows:
         if r["dataset"] == "adult" and not r["error"] and (r["estimator"], r["solver"]) not in keys:
             keys.append((r["estimator"], r["solver"]))
     markers = "osD^vP*Xh"
-    for i, (est_name, solver) in enumerate(keys):
-        sel = [r for r in rows if r["dataset"] == "adult" and r["estimator"] == est_name
-               and r["solver"] == solver and not r["error"]]
-        eps = [r["epsilon"] for r in sel]
-        means = [mean_std(r["accuracy"])[0] for r in sel]
-        stds = [np.nan_to_num(mean_std(r["accuracy"])[1]) for r in sel]
-        ax.errorbar(eps, means, yerr=stds, marker=markers[i % len(markers)], capsize=3,
-                    label=f"skdp {est_name} ({solver})")
-    for (name, est_name), base in baselines.items():
-        if name == "adult":
-            ax.axhline(base["scores"]["accuracy"], linestyle="--", linewidth=1, color="0.3")
-            ax.annotate(f"non-private {base['name']}", (config.epsilons[0],
-                        base["scores"]["accuracy"]), textcoords="offset points",
-                        xytext=(0, 3), fontsize=7, color="0.3")
-    for name, vals in REFERENCE_ADULT[1:]:
-        e = sorted(vals)
-        ax.plot(e, [vals[k] for k in e], linestyle=":", marker="x", color="0.55",
-                linewidth=1)
-        ax.annotate(name.split(",")[0] + " (ref.)", (e[0], vals[e[0]]),
-                    textcoords="offset points", xytext=(4, -10), fontsize=7, color="0.45")
-    ax.set_xscale("log")
-    ax.set_xlabel("ε (δ = 1e-5)")
-    ax.set_ylabel("test accuracy")
-    ax.set_title("Adult (a9a): privacy-utility. Dotted grey: measured elsewhere "
-                 "(reference_peers.md)", fontsize=9)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
+    ref_styles = ((0, (1, 1)), (0, (4, 2)), (0, (4, 1, 1, 1)), (0, (2, 2)))
+    skdp_values = []
+    for ax in axes:
+        for i, (est_name, solver) in enumerate(keys):
+            sel = [r for r in rows if r["dataset"] == "adult" and r["estimator"] == est_name
+                   and r["solver"] == solver and not r["error"]]
+            eps = [r["epsilon"] for r in sel]
+            means = [mean_std(r["accuracy"])[0] for r in sel]
+            stds = [np.nan_to_num(mean_std(r["accuracy"])[1]) for r in sel]
+            skdp_values += means
+            ax.errorbar(eps, means, yerr=stds, marker=markers[i % len(markers)], capsize=3,
+                        label=f"skdp {est_name} ({solver})")
+        # one dashed line per distinct non-private score (measured here)
+        by_value = {}
+        for (name, _), base in baselines.items():
+            if name == "adult":
+                by_value.setdefault(round(base["scores"]["accuracy"], 4), []).append(base["name"])
+        for value, names in by_value.items():
+            ax.axhline(value, linestyle="--", linewidth=1.2, color="k",
+                       label=f"non-private scikit-learn {' / '.join(names)} ({value:.4f})")
+        for j, (name, vals) in enumerate(REFERENCE_ADULT[1:]):
+            e = sorted(vals)
+            ax.plot(e, [vals[k] for k in e], linestyle=ref_styles[j % len(ref_styles)],
+                    marker="x", color="0.5", linewidth=1.2,
+                    label=f"reference, measured elsewhere: {name}")
+        ax.set_xscale("log")
+        ax.set_xlabel("ε (δ = 1e-5)")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("test accuracy")
+    axes[0].set_title("Adult (a9a): all rows", fontsize=10)
+    if skdp_values:
+        low = min(min(skdp_values), 0.83)
+        axes[1].set_ylim(low - 0.005, 0.86)
+    axes[1].set_title("zoom on the skdp range", fontsize=10)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=7, frameon=False)
+    fig.suptitle("Privacy-utility on Adult (grey: reference rows measured elsewhere, "
+                 "reference_peers.md)", fontsize=10)
+    fig.tight_layout(rect=(0, 0.2, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
