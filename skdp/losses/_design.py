@@ -16,19 +16,19 @@ smoothness constants. The scaling is stored as one factor per row.
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils.extmath import row_norms
 
 __all__ = ["LinearDesign"]
 
 
 def _row_norms(X, ord):
+    """L2 or L1 norm of every row, in float64, without a copy of X."""
     if sp.issparse(X):
-        data = X.data
-        X_abs = X.copy()
         if ord == 2:
-            X_abs.data = data.astype(np.float64) ** 2
-            return np.sqrt(np.asarray(X_abs.sum(axis=1)).ravel())
-        X_abs.data = np.abs(data).astype(np.float64)
-        return np.asarray(X_abs.sum(axis=1)).ravel()
+            return np.sqrt(row_norms(X, squared=True).astype(np.float64))
+        X = sp.csr_matrix(X)  # no copy for CSR input
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        return np.bincount(rows, weights=np.abs(X.data), minlength=X.shape[0])
     if ord == 2:
         return np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
     # |X| in blocks of rows, so no temporary of the size of X
