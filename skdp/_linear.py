@@ -1,6 +1,9 @@
 """Shared base of the private linear classifiers (logistic regression, SVM)."""
 
+import numbers
+
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.multiclass import check_classification_targets
@@ -12,14 +15,134 @@ from .solvers import Problem
 
 __all__ = ["PrivateLinearClassifier"]
 
+_CLASSES_HOW = (
+    "Pass the public set of labels as a 1-D list of at least 2 distinct labels of one "
+    "type, e.g. classes=[0, 1] or classes=['no', 'yes'], or classes=None to take the "
+    "labels from y (not private)."
+)
+
+
+def public_classes(classes):
+    """The label set given as ``classes=``, checked and sorted (reads no data).
+
+    Parameters
+    ----------
+    classes : array-like of shape (n_classes,) or None
+        The public labels (a set is accepted too).
+
+    Returns
+    -------
+    classes : ndarray of shape (n_classes,) or None
+        The distinct labels in sorted order, as :class:`~sklearn.preprocessing.LabelEncoder`
+        orders them; None for None.
+
+    Raises
+    ------
+    ValueError
+        If ``classes`` is not a 1-D array-like of at least 2 distinct,
+        hashable labels of one sortable type.
+    """
+    if classes is None:
+        return None
+    if isinstance(classes, (set, frozenset)):
+        classes = list(classes)
+    if isinstance(classes, (str, bytes)) or sp.issparse(classes):
+        raise ValueError(
+            f"classes must be a 1-D array-like of labels, got {classes!r}. {_CLASSES_HOW}"
+        )
+    try:
+        arr = np.asarray(classes)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is None or arr.ndim != 1:
+        shape = "" if arr is None else f" of shape {arr.shape}"
+        raise ValueError(
+            f"classes must be a 1-D array-like of labels, got {classes!r}{shape}. "
+            f"{_CLASSES_HOW}"
+        )
+    kinds = {_label_kind(label) for label in np.asarray(classes, dtype=object)}
+    if len(kinds) > 1:  # numpy would silently turn [0, 'a'] into ['0', 'a']
+        raise ValueError(
+            f"classes must hold labels of one type (e.g. all int or all str), got "
+            f"{classes!r}. {_CLASSES_HOW}"
+        )
+    if arr.dtype.kind not in "biufUSO":
+        raise ValueError(
+            f"classes must hold integer, string or other hashable labels, got an array "
+            f"of dtype {arr.dtype}. {_CLASSES_HOW}"
+        )
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise ValueError(f"classes must not contain NaN or infinity, got {classes!r}. "
+                         f"{_CLASSES_HOW}")
+    if arr.dtype.kind == "O":
+        for label in arr:  # the public labels, not the data
+            try:
+                hash(label)
+            except TypeError:
+                raise ValueError(
+                    f"classes must hold hashable labels, got {label!r} in {classes!r}. "
+                    f"{_CLASSES_HOW}"
+                ) from None
+    if len(arr) < 2:
+        raise ValueError(
+            f"classes must contain at least 2 labels, got {len(arr)}: {classes!r}. "
+            f"{_CLASSES_HOW}"
+        )
+    try:
+        uniq = np.unique(arr)
+    except TypeError:
+        raise ValueError(
+            f"classes must hold labels of one sortable type (e.g. all int or all str), "
+            f"got {classes!r}. {_CLASSES_HOW}"
+        ) from None
+    if len(uniq) != len(arr):
+        values, counts = np.unique(arr, return_counts=True)
+        raise ValueError(
+            f"classes must not contain duplicates, got {classes!r} "
+            f"(repeated: {values[counts > 1].tolist()!r}). {_CLASSES_HOW}"
+        )
+    return uniq
+
+
+def _label_kind(label):
+    if isinstance(label, str):
+        return "str"
+    if isinstance(label, bytes):
+        return "bytes"
+    if isinstance(label, (numbers.Number, np.bool_)):
+        return "number"
+    return type(label).__name__
+
+
+def _encode_labels(y, classes):
+    """Index of each label of ``y`` in the public ``classes``; raises, quoting nothing of y."""
+    present, inverse = np.unique(y, return_inverse=True)
+    lookup = {label: i for i, label in enumerate(classes.tolist())}
+    try:
+        # a loop over the distinct labels of y (found vectorised), not over examples
+        codes = np.array([lookup[label] for label in present.tolist()], dtype=np.intp)
+    except (KeyError, TypeError):
+        # the message quotes no label or count of y: they are private
+        raise ValueError(
+            "y contains labels that are not in classes=; pass every label that can occur "
+            "in y in classes= (the label set is public), or drop those records before "
+            "fitting."
+        ) from None
+    return codes[np.ravel(inverse)]
+
 
 class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstimator):
     """Base of private linear classifiers: data handling and prediction.
 
-    Subclasses implement ``_make_loss(design, classes_index, n_classes)``
-    returning a GLM loss whose coefficients have shape ``(n_params,)`` for
-    two classes and ``(n_params, n_classes)`` otherwise.
+    Subclasses take a ``classes`` parameter (the public label set, or None)
+    and implement ``_make_loss(design, classes_index, n_classes)`` returning a
+    GLM loss whose coefficients have shape ``(n_params,)`` for two classes
+    and ``(n_params, n_classes)`` otherwise.
     """
+
+    def _validate_specific_params(self):
+        # parameters only: the label set given as classes= is public
+        public_classes(self.classes)
 
     def _build_problem(self, X, y):
         X, y = validate_data(
@@ -27,15 +150,23 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
             y_numeric=False,
         )
         check_classification_targets(y)
-        encoder = LabelEncoder().fit(y)
-        self.classes_ = encoder.classes_
-        if len(self.classes_) < 2:
-            raise ValueError(
-                f"{type(self).__name__} needs samples of at least 2 classes, but the "
-                f"data contains only one class: {self.classes_[0]!r}."
-            )
+        if self.classes is None:
+            # not private: the label set present in y is released in classes_
+            encoder = LabelEncoder().fit(y)
+            classes, y_index = encoder.classes_, encoder.transform(y)
+            if len(classes) < 2:
+                raise ValueError(
+                    f"{type(self).__name__} needs samples of at least 2 classes, but y "
+                    "contains only one class. Pass the public label set as classes= "
+                    "(then a y with one label present is fine), or fit on data with "
+                    "at least 2 classes."
+                )
+        else:
+            classes = public_classes(self.classes)
+            y_index = _encode_labels(y, classes)
+        self.classes_ = classes
         design = LinearDesign(X, self.fit_intercept, self.data_norm)
-        loss = self._make_loss(design, encoder.transform(y), len(self.classes_))
+        loss = self._make_loss(design, y_index, len(classes))
         penalised = np.ones(loss.coef_shape, dtype=bool)
         if self.fit_intercept:
             penalised[-1] = False
@@ -96,8 +227,10 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data; rows above ``data_norm`` are scaled down to it.
         y : array-like of shape (n_samples,)
-            Class labels. The set of labels is treated as public (it is
-            released in ``classes_``).
+            Class labels. With ``classes`` given, every label must be one of
+            them (else a ValueError is raised before any privacy is spent);
+            with ``classes=None`` the set of labels present in y is released
+            in ``classes_`` (not private).
 
         Returns
         -------

@@ -36,9 +36,16 @@ class DPLinearSVC(PrivateLinearClassifier):
 
     **Privacy guarantee.** The fitted model (``coef_``, ``intercept_``,
     ``n_iter_``) is (``epsilon``, ``delta``)-differentially private with
-    respect to adding or removing one training record. The number of
-    records and the set of class labels are treated as public. The whole
-    cost is charged to ``accountant`` before the data is read.
+    respect to *zero-out* neighbours: two training sets are neighbours when
+    one record is replaced by a null record that contributes nothing to any
+    query (Kairouz et al. 2021 [3]_). The number of records n is public
+    under this relation. Replacing one record by another is a group of two
+    such steps, so for replace-one neighbours epsilon doubles: the fit is
+    (2 ``epsilon``, (1 + exp(``epsilon``)) ``delta``)-DP. The set of class
+    labels is public only when given through ``classes=``; with
+    ``classes=None``, ``classes_`` reveals which labels occur in the
+    training data. The whole cost is charged to the accountant before the
+    data is read.
 
     Parameters
     ----------
@@ -52,6 +59,17 @@ class DPLinearSVC(PrivateLinearClassifier):
         :func:`skdp.solvers.available_solvers`); 'auto' picks ``'gd'``.
         Solvers that need a smooth loss are only available with
         ``loss='squared_hinge'`` or ``'smooth_hinge'``.
+    classes : array-like of shape (n_classes,) or None, default=None
+        The public set of class labels: at least 2 distinct labels of one
+        type, e.g. ``[0, 1]`` or ``['no', 'yes']``. ``classes_`` is then
+        this set, sorted, and the model is fitted over it: binary for 2
+        classes (one coefficient row), one-vs-rest otherwise, where a class
+        absent from the training data still gets coefficients. A label in
+        ``y`` that is not in ``classes`` raises a ValueError before any
+        privacy is spent. None takes the label set from ``y``, which is
+        **not private**: ``classes_`` reveals the set of labels present in
+        the training data (a label held by a single record is revealed).
+        Private deployments should pass ``classes``.
     loss : {'smooth_hinge', 'squared_hinge', 'hinge'}, default='smooth_hinge'
         The data-fit :math:`\ell`:
 
@@ -97,18 +115,34 @@ class DPLinearSVC(PrivateLinearClassifier):
         ``average=0.5`` (measured on Adult), since the hinge has no
         smoothness constant to derive a step from.
     accountant : BudgetAccountant or None, default=None
-        Budget accountant charged with every fit; None uses the current one
-        (see :func:`skdp.accounting.current_accountant`). Cloning the
-        estimator keeps the same accountant.
+        Budget accountant charged with every fit (clones and copies keep
+        it). None charges the accountant of the innermost
+        ``with accountant:`` block in force when the estimator is fitted
+        (or, for clones and pickled copies: GridSearchCV workers, threads,
+        processes, the one in force where they were cloned or pickled),
+        else the process default accountant (see
+        :func:`skdp.accounting.current_accountant`).
     random_state : int, RandomState, Generator or None, default=None
-        Seed of the noise. None draws fresh entropy (use it in production:
-        a fixed seed makes the noise predictable).
+        Seed of the noise. None (default) draws fresh OS entropy: use it in
+        production. With an int (or a RandomState / Generator, from which a
+        seed is drawn), the noise of a fit is drawn from the seed and the
+        fit's position among the fits charged to its accountant with the
+        same seed: fits charged to one accountant never share noise (clones
+        in GridSearchCV get distinct noise), and a fit replays exactly when
+        run again with the same seed against a fresh accountant with the
+        same history. The process default accountant (no ``accountant`` and
+        no ``with accountant:`` block) keeps scikit-learn's "same seed, same
+        model": its seeded fits replay the seed's noise, and it reports
+        epsilon = inf once a seed is used twice. A known seed makes the
+        noise predictable: seeds are for experiments.
     verbose : int, default=0
         Progress messages; they only show released quantities.
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+        The labels, sorted: those of ``classes`` when given, else the labels
+        present in ``y`` (not private, see ``classes``).
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
     intercept_ : ndarray of shape (1,) or (n_classes,)
     n_features_in_ : int
@@ -157,18 +191,33 @@ class DPLinearSVC(PrivateLinearClassifier):
     .. [1] Chaudhuri, Monteleoni, Sarwate, "Differentially Private Empirical
        Risk Minimization", JMLR 2011.
     .. [2] Abadi et al., "Deep Learning with Differential Privacy", CCS 2016.
+    .. [3] Kairouz, McMahan, Song, Thakkar, Thakurta, Xu, "Practical and
+       Private (Deep) Learning without Sampling or Shuffling", ICML 2021
+       (zero-out neighbours).
 
     Examples
     --------
-    >>> from sklearn.datasets import load_breast_cancer
+    :class:`~sklearn.preprocessing.Normalizer` scales each row on its own
+    (it learns nothing from the data), so the pipeline below is as private
+    as the estimator. A data-dependent step such as ``StandardScaler``
+    fitted on the private data would not be.
+
+    >>> from sklearn.datasets import load_digits
+    >>> from sklearn.model_selection import train_test_split
     >>> from sklearn.pipeline import make_pipeline
-    >>> from sklearn.preprocessing import Normalizer, StandardScaler
-    >>> from skdp import DPLinearSVC
-    >>> X, y = load_breast_cancer(return_X_y=True)
-    >>> clf = make_pipeline(StandardScaler(), Normalizer(),
-    ...                     DPLinearSVC(epsilon=1.0, random_state=0))
-    >>> clf.fit(X, y).score(X, y) > 0.9
+    >>> from sklearn.preprocessing import Normalizer
+    >>> from skdp import BudgetAccountant, DPLinearSVC
+    >>> X, y = load_digits(return_X_y=True)
+    >>> X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
+    >>> acc = BudgetAccountant(epsilon=2.0)
+    >>> clf = make_pipeline(
+    ...     Normalizer(),
+    ...     DPLinearSVC(epsilon=1.0, classes=list(range(10)), accountant=acc,
+    ...                 random_state=0))
+    >>> clf.fit(X_train, y_train).score(X_test, y_test) > 0.7
     True
+    >>> clf[-1].coef_.shape
+    (10, 64)
     """
 
     def __init__(
@@ -176,6 +225,7 @@ class DPLinearSVC(PrivateLinearClassifier):
         epsilon=1.0,
         delta=1e-5,
         solver="auto",
+        classes=None,
         loss="smooth_hinge",
         smoothing=1.5,
         alpha=1e-4,
@@ -192,6 +242,7 @@ class DPLinearSVC(PrivateLinearClassifier):
         self.epsilon = epsilon
         self.delta = delta
         self.solver = solver
+        self.classes = classes
         self.loss = loss
         self.smoothing = smoothing
         self.alpha = alpha
@@ -206,6 +257,7 @@ class DPLinearSVC(PrivateLinearClassifier):
         self.verbose = verbose
 
     def _validate_specific_params(self):
+        super()._validate_specific_params()
         if not isinstance(self.loss, str) or self.loss not in HINGE_LOSSES:
             raise ValueError(
                 f"loss must be one of {sorted(HINGE_LOSSES)}, got {self.loss!r}."
