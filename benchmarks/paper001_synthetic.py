@@ -128,7 +128,7 @@ def adult():
 
     alpha = 1e-3
     ref = DPLogisticRegression(alpha=alpha)
-    ref._validate_common_params()
+    ref._validate_params()
     problem = ref._build_problem(X, y)
     f_star = optimum(problem)
     print(f"Adult, alpha = {alpha}, delta = 1e-5: mean excess empirical risk over 10 seeds "

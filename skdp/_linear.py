@@ -173,7 +173,7 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         return Problem(loss=loss, alpha=float(self.alpha), clip_norm=float(self.clip_norm),
                        penalised=penalised)
 
-    def _set_coef(self, W):
+    def _set_coef(self, W, problem):
         d = self.n_features_in_
         if W.ndim == 1:
             W = W[:, None]
@@ -237,9 +237,7 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         self : object
             The fitted estimator.
         """
-        self._private_fit(X, y)
-        self.data_norm_ = self.data_norm
-        return self
+        return self._private_fit(X, y)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -28,17 +28,6 @@ INIT_SCALE = 0.1
 DEFAULT_MAX_ITER = 50
 
 
-def _n_columns(X):
-    """Number of columns of X (its shape; no value is used), or 1 if it has none."""
-    shape = getattr(X, "shape", None)
-    if shape is None:
-        try:
-            shape = np.asarray(X).shape
-        except Exception:  # malformed input: validate_data reports it
-            return 1
-    return int(shape[1]) if len(shape) == 2 else 1
-
-
 def _learning_rate(shape, data_norm):
     """gd's default step ``LEARNING_RATE_SCALE * sqrt(p q) / B**2`` (public)."""
     B = 1.0 if data_norm is None else float(data_norm)
@@ -343,20 +332,20 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
     def _loss_capabilities(self):
         return MatrixSensingLoss.capabilities
 
-    def _default_solver_params(self, solver_name):
+    def _default_solver_params(self, solver_name, n_features=None):
         if solver_name != "gd":
             return {}
-        return {"learning_rate": _learning_rate(self._public_shape(), self.data_norm),
+        return {"learning_rate": _learning_rate(self._public_shape(n_features), self.data_norm),
                 "average": AVERAGE}
 
-    def _public_shape(self):
-        """(p, q) before the data is validated: the parameter, or the column count."""
-        shape = getattr(self, "_fit_shape", None)
-        if shape is not None:
-            return shape
+    def _public_shape(self, n_features):
+        """(p, q) from public quantities: the parameter, or the column count (metadata)."""
         if self.shape is not None:
             return _check_shape(self.shape)
-        raise ValueError("with shape=None the default step is known only during fit.")
+        if n_features is None:
+            raise ValueError("with shape=None the default step needs the number of columns "
+                             "of X; pass a 2-D X or set shape=(p, q).")
+        return (max(1, int(n_features)), 1)
 
     def _default_max_iter(self, solver_name):
         return DEFAULT_MAX_ITER if solver_name == "gd" else None
@@ -383,19 +372,22 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
         loss = MatrixSensingLoss(design, np.asarray(y, dtype=np.float64), shape, rank,
                                  fit_intercept=self.fit_intercept,
                                  intercept_scale=_intercept_scale(shape, self.data_norm))
-        init_rng = make_rng(self.random_state).spawn(1)[0]
-        p, q = shape
-        U0 = init_rng.normal(0.0, INIT_SCALE, size=(p, rank))
-        V0 = init_rng.normal(0.0, INIT_SCALE, size=(q, rank))
         penalised = np.ones(loss.coef_shape, dtype=bool)
         if self.fit_intercept:
             penalised[-1] = False
-        self._loss = loss
         return Problem(loss=loss, alpha=float(self.alpha), clip_norm=float(self.clip_norm),
-                       penalised=penalised, init=loss.pack(U0, V0, 0.0))
+                       penalised=penalised)
 
-    def _set_coef(self, W):
-        U, V, c = self._loss.unpack(W)
+    def _initial_coef(self, problem, rng):
+        # U = V = 0 is an exact saddle: start from small public random factors
+        loss = problem.loss
+        (p, q), rank = loss.shape, loss.rank
+        U0 = rng.normal(0.0, INIT_SCALE, size=(p, rank))
+        V0 = rng.normal(0.0, INIT_SCALE, size=(q, rank))
+        return loss.pack(U0, V0, 0.0)
+
+    def _set_coef(self, W, problem):
+        U, V, c = problem.loss.unpack(W)
         self.components_ = (U.copy(), V.copy())
         self.low_rank_matrix_ = U @ V.T
         self.coef_ = self.low_rank_matrix_.ravel()
@@ -416,20 +408,7 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
         self : object
             The fitted estimator.
         """
-        # the shape is public: from the parameter, or (shape=None) from the
-        # number of columns, read from X's metadata before any value is used
-        if self.shape is not None:
-            self._fit_shape = _check_shape(self.shape)
-        else:
-            self._fit_shape = (max(1, _n_columns(X)), 1)
-        try:
-            self._private_fit(X, y)
-        finally:
-            # never keep the data-bound loss on the estimator, even after a crash
-            self.__dict__.pop("_fit_shape", None)
-            self.__dict__.pop("_loss", None)
-        self.data_norm_ = self.data_norm
-        return self
+        return self._private_fit(X, y)
 
     def predict(self, X):
         """Predicted measurements ``<A_i, U V^T> + intercept_``.

@@ -274,7 +274,7 @@ class DPLinearSVC(PrivateLinearClassifier):
             return frozenset()
         return loss.capabilities
 
-    def _default_solver_params(self, solver_name):
+    def _default_solver_params(self, solver_name, n_features=None):
         # The hinge has no smoothness constant for 'auto' to derive a step
         # from: use a public step for rows of norm <= data_norm and release
         # the average of the last half of the iterates (the usual output of

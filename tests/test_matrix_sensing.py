@@ -5,8 +5,10 @@ import pytest
 import scipy.sparse as sp
 
 from skdp import BudgetAccountant, DPMatrixSensing
+from skdp.accounting import Gaussian
 from skdp.losses import LinearDesign, MatrixSensingLoss
 from skdp.matrix_sensing import make_matrix_sensing
+from skdp.solvers import Plan, Solver, SolverResult, register_solver, unregister_solver
 
 
 def _relative_error(est, X_star):
@@ -95,19 +97,42 @@ def test_loss_rejects_l1_clipping_and_wrong_width():
         MatrixSensingLoss(LinearDesign(np.ones((3, 4)), True), np.ones(3), (2, 2), 1)
 
 
-def test_zero_factors_are_a_saddle_the_estimator_starts_off():
+@pytest.fixture
+def starting_point_solver():
+    register_solver(_StartingPoint())
+    yield _StartingPoint.name
+    unregister_solver(_StartingPoint.name)
+
+
+def test_zero_factors_are_a_saddle_the_estimator_starts_off(starting_point_solver):
     X, y, _ = make_matrix_sensing(500, shape=(6, 5), rank=2, random_state=0)
     est = DPMatrixSensing(shape=(6, 5), rank=2)
     loss = MatrixSensingLoss(LinearDesign(X, False), y, (6, 5), 2)
     # U = V = 0: every per-example gradient vanishes, gradient descent cannot move
     np.testing.assert_array_equal(loss.clipped_grad_sum(np.zeros(loss.coef_shape), 1.0), 0.0)
     # the estimator's start is a public random point: nonzero, set by
-    # random_state alone (the same for other data of the same shape)
-    est.set_params(random_state=7)
-    init = est._build_problem(X, y).init
-    init_other = est._build_problem(X[::-1] * 2.0, y[::-1]).init
-    np.testing.assert_array_equal(init, init_other)
-    assert np.all(init != 0) and 0.05 < init.std() < 0.2
+    # random_state alone (the same for other data of the same shape); a solver
+    # that releases its starting point unchanged shows it
+    starts = []
+    for X_fit, y_fit in ((X, y), (X[::-1] * 2.0, y[::-1])):
+        est = DPMatrixSensing(shape=(6, 5), rank=2, solver=starting_point_solver,
+                              random_state=7, accountant=BudgetAccountant())
+        starts.append(np.concatenate([f.ravel() for f in est.fit(X_fit, y_fit).components_]))
+    np.testing.assert_array_equal(starts[0], starts[1])
+    assert np.all(starts[0] != 0) and 0.05 < starts[0].std() < 0.2
+
+
+class _StartingPoint(Solver):
+    """Releases the public starting point (no query, no privacy cost beyond the charge)."""
+
+    name = "test_starting_point"
+    requires = frozenset({"gradient"})
+
+    def plan(self, n_samples, epsilon, delta, *, max_iter=None, batch_size=None, **options):
+        return Plan(mechanism=Gaussian(100.0), noise_multiplier=100.0, n_iter=0)
+
+    def solve(self, problem, epsilon, delta, rng, *, plan, **options):
+        return SolverResult(coef=problem.initial_coef(), n_iter=0, cost=plan.mechanism)
 
 
 # -- the estimator ------------------------------------------------------------------

@@ -7,7 +7,7 @@ can charge the accountant before reading the data.
 """
 
 from ._base import Plan, Problem, Solver, SolverResult
-from ._registry import available_solvers, get_solver, register_solver
+from ._registry import available_solvers, get_solver, register_solver, unregister_solver
 from . import gd  # noqa: F401  (registers 'gd')
 from . import accelerated  # noqa: F401  (registers 'heavy_ball', 'nesterov', 'multistage_nesterov')
 
@@ -19,4 +19,5 @@ __all__ = [
     "available_solvers",
     "get_solver",
     "register_solver",
+    "unregister_solver",
 ]

@@ -4,6 +4,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._param_validation import validate_params
+
 __all__ = ["Problem", "Plan", "SolverResult", "Solver"]
 
 
@@ -127,17 +129,21 @@ class Solver:
     """Base class of private solvers.
 
     A solver declares the loss ``capabilities`` it needs in ``requires``,
-    its ``options`` (name -> default) accepted through ``solver_params``,
-    and implements ``plan`` (public quantities only, no data) and ``solve``.
+    its ``options`` (name -> default) accepted through ``solver_params``
+    with their ``option_constraints`` (declared like estimator parameters,
+    see :mod:`skdp._param_validation`), and implements ``plan`` (public
+    quantities only, no data), ``check_problem`` (options against the
+    problem's public constants, before the charge) and ``solve``.
     """
 
     name = None
     paper = None
     requires = frozenset({"gradient"})
     options = {}
+    option_constraints = {}
 
     def check_options(self, options):
-        """Fill defaults and reject unknown option names."""
+        """Fill defaults, reject unknown names and values outside their constraints."""
         unknown = sorted(set(options) - set(self.options))
         if unknown:
             raise ValueError(
@@ -146,7 +152,11 @@ class Solver:
             )
         merged = dict(self.options)
         merged.update(options)
+        validate_params(f"solver {self.name!r}", merged, self.option_constraints)
         return merged
+
+    def check_problem(self, problem, options):
+        """Raise ValueError if ``options`` cannot run on ``problem`` (public constants only)."""
 
     def plan(self, n_samples, epsilon, delta, *, max_iter=None, batch_size=None, **options):
         raise NotImplementedError  # pragma: no cover

@@ -2,7 +2,7 @@
 
 import threading
 
-__all__ = ["register_solver", "get_solver", "available_solvers"]
+__all__ = ["register_solver", "unregister_solver", "get_solver", "available_solvers"]
 
 _REGISTRY = {}
 _LOCK = threading.Lock()
@@ -39,6 +39,22 @@ def register_solver(solver, *, force=False):
             )
         _REGISTRY[name] = solver
     return solver
+
+
+def unregister_solver(name):
+    """Remove the solver called ``name`` from the registry and return it.
+
+    Raises
+    ------
+    ValueError
+        If no solver has that name.
+    """
+    with _LOCK:
+        if name not in _REGISTRY:
+            raise ValueError(
+                f"Unknown solver {name!r}; registered solvers are {sorted(_REGISTRY)}."
+            )
+        return _REGISTRY.pop(name)
 
 
 def get_solver(name):

@@ -168,6 +168,7 @@ import numpy as np
 from ..accounting import Composed, Gaussian, Laplace, Repeated, calibrate, get_epsilon
 from ..losses import BinaryLogisticLoss, MultinomialLogisticLoss
 from ..losses.hinge import _MarginLoss
+from .._param_validation import POSITIVE, POSITIVE_INT, StrOptions
 from ._base import Plan, Solver, SolverResult
 from ._registry import register_solver
 from .gd import noise_mechanism, sampling_rate
@@ -422,22 +423,28 @@ def bound_curve(schedule, L, mu, *, n_params, n_samples, clip_norm, epsilon, del
 # -- the solvers ---------------------------------------------------------------
 
 
-def _check_choice(name, value, choices):
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}.")
-
-
-def _check_positive(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) \
-            or not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
-    return float(value)
+_COMMON_OPTIONS = {
+    "learning_rate": "auto",
+    "step_scale": 1.0,
+    "initial_gap": "auto",
+    "max_iter_cap": 1000,
+}
+_COMMON_CONSTRAINTS = {
+    "learning_rate": [StrOptions({"auto"}), POSITIVE],
+    "step_scale": [POSITIVE],
+    "initial_gap": [StrOptions({"auto"}), POSITIVE],
+    "max_iter_cap": [POSITIVE_INT],
+    "budget_split": [StrOptions(_SPLITS)],
+    "first_stage_length": [None, POSITIVE_INT],
+    "stage_p": [POSITIVE_INT],
+}
 
 
 class _Accelerated(Solver):
     """Shared planning and loop of the paper-001 solvers (see the module docstring)."""
 
     requires = frozenset({"gradient", "smooth"})
+    option_constraints = _COMMON_CONSTRAINTS
     paper = ("001: Kuru, Birbil, Gürbüzbalaban, Yildirim, 'Differentially Private "
              "Accelerated Optimization Algorithms', SIAM J. Optim. 2022")
     method = None
@@ -463,36 +470,17 @@ class _Accelerated(Solver):
                     "row norms); set data_norm, or pass solver_params={'learning_rate': "
                     "<float>} to use the given step with L = 1 / learning_rate."
                 )
-            step = _check_positive("learning_rate", lr)
+            step = float(lr)
             L = 1.0 / step
         else:
             L = float(L)
-            step = (_check_positive("step_scale", options["step_scale"]) / L
-                    if lr == "auto" else _check_positive("learning_rate", lr))
+            step = float(options["step_scale"]) / L if lr == "auto" else float(lr)
         if mu >= L:
             L = float(mu)  # a bound below mu is impossible; keep the weights finite
         return L, float(mu), float(step)
 
     def _check(self, options):
-        options = self.check_options(options)
-        _check_choice("budget_split", options["budget_split"], _SPLITS)
-        if not (isinstance(options["initial_gap"], str) and options["initial_gap"] == "auto"):
-            _check_positive("initial_gap", options["initial_gap"])
-        cap = options["max_iter_cap"]
-        if isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or cap < 1:
-            raise ValueError(f"max_iter_cap must be an integer >= 1, got {cap!r}.")
-        if options["learning_rate"] != "auto":
-            _check_positive("learning_rate", options["learning_rate"])
-        _check_positive("step_scale", options["step_scale"])
-        if self.method == "multistage_nesterov":
-            n1, p = options["first_stage_length"], options["stage_p"]
-            if n1 is not None and (isinstance(n1, bool) or not isinstance(n1, (int, np.integer))
-                                   or n1 < 1):
-                raise ValueError(
-                    f"first_stage_length must be None or an integer >= 1, got {n1!r}.")
-            if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 1:
-                raise ValueError(f"stage_p must be an integer >= 1, got {p!r}.")
-        return options
+        return self.check_options(options)
 
     def _schedule(self, T, L, mu, step, options):
         extra = {}
@@ -691,14 +679,6 @@ def _run(problem, schedule, noise_multipliers, rate, norm, rng, *, heavy_ball,
         if verbose > 1:
             print(f"[{label}] iteration {t + 1}/{T}")
     return x
-
-
-_COMMON_OPTIONS = {
-    "learning_rate": "auto",
-    "step_scale": 1.0,
-    "initial_gap": "auto",
-    "max_iter_cap": 1000,
-}
 
 
 class HeavyBall(_Accelerated):

@@ -32,6 +32,7 @@ import functools
 
 import numpy as np
 
+from .._param_validation import POSITIVE, UNIT_INTERVAL_RIGHT_OPEN, StrOptions
 from ..accounting import Gaussian, Laplace, PoissonSampled, Repeated, calibrate
 from ._base import Plan, Solver, SolverResult
 from ._registry import register_solver
@@ -62,17 +63,25 @@ def calibrated_noise_multiplier(n_steps, rate, epsilon, delta):
 
 
 def default_learning_rate(problem, learning_rate, scale=1.0):
-    """Resolve ``learning_rate='auto'`` to ``scale / L`` from the public smoothness."""
+    r"""Resolve ``learning_rate='auto'`` from the public smoothness of the objective.
+
+    The step is :math:`\eta = 1 / (L_\ell / c + \alpha)` with :math:`L_\ell`
+    the loss's public smoothness, :math:`\alpha` the penalty's and ``c =
+    scale``: ``c / L_\ell`` when the penalty is weak, and never more than
+    ``1 / alpha``, so the penalty's contraction ``1 - \eta \alpha`` stays in
+    [0, 1) for every penalty strength (a plain ``c / (L_\ell + \alpha)``
+    diverges once ``c > 2``, e.g. ``alpha >= 1`` on unit-norm rows).
+    """
     if learning_rate != "auto":
         return float(learning_rate)
-    L = problem.smoothness()
+    L = problem.loss.smoothness()
     if L is None:
         raise ValueError(
             "learning_rate='auto' needs a public smoothness bound, which requires "
-            "data_norm (a bound on the row norms); set data_norm, or pass "
-            "solver_params={'learning_rate': <float>}."
+            "data_norm (a bound on the row norms) and a smooth loss; set data_norm, or "
+            "pass solver_params={'learning_rate': <float>}."
         )
-    return scale / L
+    return 1.0 / (L / scale + problem.alpha)
 
 
 def sampling_rate(n_samples, batch_size):
@@ -88,13 +97,15 @@ class GradientDescent(Solver):
     Options (``solver_params``)
     ---------------------------
     learning_rate : 'auto' or float, default='auto'
-        Step size; 'auto' is ``4 / L`` with ``L`` the public worst-case
-        smoothness of the objective (from ``data_norm`` and ``alpha``). The
-        worst case (curvature 1/4 at margin 0 along rows that are all
-        aligned) is far from what real data attain, and clipped gradients
-        are bounded by ``clip_norm``, so iterates cannot diverge; 4/L was
+        Step size; 'auto' is ``1 / (L / 4 + alpha)`` with ``L`` the loss's
+        public worst-case smoothness (from ``data_norm``), see
+        :func:`default_learning_rate`. The worst case (curvature 1/4 at
+        margin 0 along rows that are all aligned) is far from what real data
+        attain, and clipped gradients are bounded by ``clip_norm``; 4/L was
         the largest stable multiple on Adult (1/L needs about 4x more
         iterations, hence 4x more noise per step, for the same progress).
+        The ``alpha`` term keeps the penalty's contraction stable for every
+        penalty strength.
     average : float in [0, 1), default=0.0
         Release the average of the last ``average`` fraction of iterates
         (post-processing of the noisy iterates: free). 0 releases the last.
@@ -104,6 +115,10 @@ class GradientDescent(Solver):
     paper = "baseline (Bassily et al. 2014; Abadi et al. 2016)"
     requires = frozenset({"gradient"})
     options = {"learning_rate": "auto", "average": 0.0}
+    option_constraints = {
+        "learning_rate": [StrOptions({"auto"}), POSITIVE],
+        "average": [UNIT_INTERVAL_RIGHT_OPEN],
+    }
     default_max_iter = 100
     learning_rate_scale = 4.0
 
@@ -120,11 +135,13 @@ class GradientDescent(Solver):
             details={"rate": rate, "norm": 1 if delta == 0 else 2},
         )
 
+    def check_problem(self, problem, options):
+        """The step must be known from public constants before the charge."""
+        default_learning_rate(problem, options["learning_rate"], self.learning_rate_scale)
+
     def solve(self, problem, epsilon, delta, rng, *, plan, learning_rate="auto",
               average=0.0, verbose=0, **unused):
         """Run the planned noisy iterations and return the released iterate."""
-        if not 0.0 <= average < 1.0:
-            raise ValueError(f"average must be in [0, 1), got {average!r}.")
         lr = default_learning_rate(problem, learning_rate, self.learning_rate_scale)
         n = problem.n_samples
         C = problem.clip_norm
