@@ -2,8 +2,11 @@
 
 Every fit GridSearchCV makes (each fold of each candidate, plus the refit)
 is charged to the same accountant, because cloning an skdp estimator keeps
-its accountant. The accountant composes the fits tightly, and a search that
-would overrun the budget stops with BudgetError before touching the data.
+its accountant. With ``composition='gaussian'`` the accountant composes the
+Gaussian fits as one Gaussian-DP release (the sum of their mu^2), quoted at
+the budget's delta; the default ``composition='basic'`` adds up the
+epsilons and deltas. Both refuse, before touching the data, a fit that
+would overrun the budget.
 
 Run: python examples/gridsearch_with_budget.py
 """
@@ -18,18 +21,26 @@ from skdp import BudgetAccountant, BudgetError, DPLogisticRegression
 X, y = load_breast_cancer(return_X_y=True)
 X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
 
-accountant = BudgetAccountant(epsilon=20.0, delta=1e-3)
+accountant = BudgetAccountant(epsilon=8.0, delta=1e-5, composition="gaussian")
 pipe = make_pipeline(StandardScaler(), Normalizer(),  # the scaler is not private
                      DPLogisticRegression(accountant=accountant, random_state=0))
 search = GridSearchCV(pipe, {"dplogisticregression__epsilon": [0.5, 1.0, 2.0]}, cv=3)
 search.fit(X_train, y_train)
 
-eps_sum = sum(s.epsilon for s in accountant.spends)
+# The same spends under basic composition, for comparison.
+basic = BudgetAccountant(composition="basic")
+for s in accountant.spends:
+    basic.spend(s.epsilon, s.delta, mechanism=s.mechanism, label=s.label)
+
 print(f"best epsilon per fit: {search.best_params_['dplogisticregression__epsilon']}")
 print(f"test accuracy: {search.score(X_test, y_test):.3f}")
-print(f"fits charged: {len(accountant.spends)}; plain sum of epsilons {eps_sum:.1f}; "
-      f"composed total {accountant.spent()[0]:.2f} (delta {accountant.spent()[1]:.1e})")
-print(f"remaining: {accountant.remaining()}")
+print(f"fits charged: {len(accountant.spends)}")
+eps, delta = basic.spent()
+print(f"composition='basic':    total (epsilon={eps:.2f}, delta={delta:.1e})")
+eps, delta = accountant.spent()
+print(f"composition='gaussian': total (epsilon={eps:.2f}, delta={delta:.1e})")
+eps, delta = accountant.remaining()
+print(f"left: one more Gaussian fit of up to (epsilon={eps:.2f}, delta={delta:.1e})")
 
 try:
     DPLogisticRegression(epsilon=50.0, accountant=accountant).fit(X_train, y_train)

@@ -5,15 +5,20 @@ Describe what a private algorithm runs as a tree of mechanisms
 :class:`SparseVector`, wrapped in :class:`PoissonSampled`,
 :class:`Composed` and :class:`Repeated`), evaluate it with
 :func:`get_epsilon` / :func:`get_rdp`, find the noise for a target budget
-with :func:`calibrate`, and charge it to a :class:`BudgetAccountant`.
+with :func:`calibrate`, and charge it to a :class:`BudgetAccountant`
+(composition ``'basic'`` or ``'gaussian'``, both valid privacy filters).
 
-Neighbouring datasets differ by adding or removing one record.
+Neighbouring datasets are zero-out neighbours (Kairouz et al. 2021): one
+record is replaced by a null record that contributes nothing; n is public, a
+clipped sum has sensitivity ``clip_norm`` and Poisson-sampled accounting is
+that of add/remove neighbours.
 """
 
 from .accountant import (
     BudgetAccountant,
     BudgetError,
     Spend,
+    context_accountant,
     current_accountant,
     get_default_accountant,
 )
@@ -49,6 +54,7 @@ __all__ = [
     "BudgetError",
     "get_default_accountant",
     "current_accountant",
+    "context_accountant",
     "DEFAULT_ORDERS",
     "get_delta",
     "mechanism_from_dict",

@@ -1,39 +1,57 @@
-"""The privacy budget accountant: one ledger of every private release.
+r"""The privacy budget accountant: one ledger of every private release.
 
 A :class:`BudgetAccountant` holds a total budget (epsilon, delta) and the list
 of spends charged against it.  Every private fit checks and charges its whole
 worst-case cost before touching the data; an over-budget charge raises
-:class:`BudgetError` and records nothing.  Totals compose the recorded
-mechanisms tightly (RDP, analytic Gaussian, pure composition), so many small
-Gaussian fits cost far less than the sum of their epsilons.
+:class:`BudgetError` and records nothing.  Spends compose by one of two rules,
+each a valid *privacy filter* (spends may be chosen adaptively, from earlier
+private outputs):
+
+- ``composition='basic'`` (default): the claimed epsilons add up and the
+  claimed deltas add up (Rogers, Roth, Ullman & Vadhan 2016);
+- ``composition='gaussian'``: every spend is a mu-Gaussian-DP release, the
+  mu's compose as :math:`\mu^2 = \sum_i \mu_i^2` and the total is quoted at
+  the budget's delta (Dong, Roth & Su 2022; Smith & Thakurta 2022), so many
+  Gaussian fits cost far less than the sum of their epsilons.
 
 Accountants are shared, never copied: ``copy.deepcopy`` and
 ``sklearn.clone`` return the same object, so every fit of a grid search is
 charged to one budget.  Checks and charges are atomic across threads (a
-lock) and, with ``ledger="file.sqlite"``, across processes (an SQLite
-transaction); an in-memory accountant that reached another process by
-pickling refuses to spend there instead of losing the charge.
+lock) and across processes (an SQLite transaction): with
+``ledger="file.sqlite"``, or, for an in-memory accountant sent to worker
+processes by pickling, through a temporary SQLite file it moves itself to.
 
-Neighbouring datasets differ by adding or removing one record.
+Neighbouring datasets are zero-out neighbours (Kairouz et al. 2021): one
+record replaced by a null record that contributes nothing.
 """
 
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import json
 import math
 import os
 import sqlite3
+import tempfile
 import threading
 import time
+import urllib.request
 import uuid
 import warnings
 import weakref
 from dataclasses import dataclass
 from typing import Optional
 
+from scipy import special
+
 from .mechanisms import Composed, Mechanism, Repeated, mechanism_from_dict
-from .rdp import _DEFAULT_KEY, _cost, _epsilon_of_cost, _zero_cost, get_epsilon
+from .rdp import (
+    _DEFAULT_KEY,
+    _analytic_gaussian_epsilon,
+    _cost,
+    get_epsilon,
+)
 
 __all__ = [
     "BudgetAccountant",
@@ -41,13 +59,15 @@ __all__ = [
     "Spend",
     "get_default_accountant",
     "current_accountant",
+    "context_accountant",
 ]
 
 # Relative slack of the budget comparisons (floating-point sums only).
 _SLACK = 1e-9
 # A spend's claimed epsilon may undercut its mechanism's epsilon by this much.
 _CLAIM_RTOL = 1e-6
-_SCHEMA_VERSION = "1"
+_SCHEMA_VERSION = "2"
+_COMPOSITIONS = ("basic", "gaussian")
 
 
 class BudgetError(ValueError):
@@ -68,58 +88,155 @@ class Spend:
     delta : float
         The delta charged.
     mechanism : Mechanism or None
-        What was run, if known; spends with a mechanism compose tightly.
+        What was run, if known.  Under ``composition='gaussian'`` it gives
+        the spend's Gaussian-DP parameter.
     label : str or None
         Free text (e.g. the estimator and solver).
+    seed_key : str or None
+        Opaque digest of the seed the spend's noise was drawn from, given by
+        the caller (None: fresh entropy).
+    seed_index : int or None
+        With a ``seed_key``: the number of spends already recorded on the
+        accountant with the same key when this one was recorded (0, 1, ...);
+        always 0 on the process default accountant (replay mode).  None
+        without a key.
     """
 
     epsilon: float
     delta: float
     mechanism: Optional[Mechanism] = None
     label: Optional[str] = None
+    seed_key: Optional[str] = None
+    seed_index: Optional[int] = None
 
 
 def _fmt(eps: float, delta: float) -> str:
     return f"(epsilon={eps:.6g}, delta={delta:.6g})"
 
 
-class _Tally:
-    """Running composition of a list of spends."""
+# -- Gaussian differential privacy -----------------------------------------------
+def _mu_of_pure(eps: float) -> float:
+    """Smallest mu such that every eps-DP mechanism is mu-GDP.
 
-    def __init__(self):
+    mu = 2 Phi^{-1}(e^eps / (1 + e^eps)) (Dong, Roth & Su 2022), computed as
+    -2 Phi^{-1}(1 / (1 + e^eps)) for precision, and padded up by a few ulps.
+    """
+    if eps == 0:
+        return 0.0
+    mu = -2.0 * float(special.ndtri(special.expit(-eps)))
+    return mu * (1 + 1e-12) if math.isfinite(mu) else math.inf
+
+
+def _gdp_mu2(spend: Spend) -> Optional[float]:
+    """mu^2 of a spend under Gaussian DP, or None if it has no GDP form."""
+    if spend.mechanism is None:
+        return _mu_of_pure(spend.epsilon) ** 2 if spend.delta == 0 else None
+    cost = _cost(spend.mechanism, _DEFAULT_KEY)
+    if cost.other:
+        return None
+    mu2 = cost.gauss
+    if cost.pure > 0:
+        mu2 += _mu_of_pure(cost.pure) ** 2
+    return mu2
+
+
+def _gdp_epsilon(mu2: float, delta: float) -> float:
+    """Exact epsilon of a mu-GDP release at ``delta`` (analytic Gaussian)."""
+    mu = math.sqrt(mu2)
+    if not math.isfinite(mu):
+        return math.inf
+    return _analytic_gaussian_epsilon(mu, delta)
+
+
+def _gdp_mu_budget(epsilon: float, delta: float) -> float:
+    """Largest mu whose Gaussian is (epsilon, delta)-DP (bisection on log mu)."""
+    if not math.isfinite(epsilon):
+        return math.inf
+
+    def fits(mu):
+        return _analytic_gaussian_epsilon(mu, delta) <= epsilon
+
+    lo = hi = 1.0
+    while fits(hi):
+        lo, hi = hi, hi * 2
+    while not fits(lo):
+        lo, hi = lo / 2, lo
+        if lo < 1e-300:
+            return 0.0
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        if not lo < mid < hi:
+            break
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
+
+
+class _Tally:
+    """Running totals of a list of spends under one composition rule.
+
+    'basic': (fsum of epsilons, fsum of deltas).  'gaussian': mu^2 is the
+    fsum of the spends' mu_i^2, converted at the budget delta.  Both are
+    non-decreasing as spends are added (a correctly rounded sum of more
+    non-negative terms is never smaller); the reported Gaussian epsilon is
+    also floored at the largest value reported so far, so root-finding
+    round-off can never make it step back.
+    """
+
+    def __init__(self, composition: str, budget_delta: float, replay: bool):
+        self.composition = composition
+        self.budget_delta = budget_delta
+        self.replay = replay
         self.spends = []
-        self.plain_eps, self.plain_delta = [], []
-        self.mech_eps, self.mech_delta = [], []
-        self.cost = _zero_cost(_DEFAULT_KEY)
+        self.eps, self.deltas, self.mu2 = [], [], []
+        self.no_gdp = False
+        self.key_counts = {}
+        self.shared_seed = False
+        self.floor = 0.0
+
+    def seed_index(self, key: Optional[str]) -> Optional[int]:
+        if key is None:
+            return None
+        return 0 if self.replay else self.key_counts.get(key, 0)
 
     def add(self, spend: Spend) -> None:
         self.spends.append(spend)
-        if spend.mechanism is None:
-            self.plain_eps.append(spend.epsilon)
-            self.plain_delta.append(spend.delta)
-        else:
-            self.mech_eps.append(spend.epsilon)
-            self.mech_delta.append(spend.delta)
-            self.cost = self.cost + _cost(spend.mechanism, _DEFAULT_KEY)
-
-    def totals(self, extra: Optional[Spend] = None):
-        plain_eps, plain_delta = list(self.plain_eps), list(self.plain_delta)
-        mech_eps, mech_delta, cost = list(self.mech_eps), list(self.mech_delta), self.cost
-        if extra is not None:
-            if extra.mechanism is None:
-                plain_eps.append(extra.epsilon)
-                plain_delta.append(extra.delta)
+        self.eps.append(spend.epsilon)
+        self.deltas.append(spend.delta)
+        if self.composition == "gaussian":
+            mu2 = _gdp_mu2(spend)
+            if mu2 is None:  # only from hand-edited or unreadable ledger rows
+                self.no_gdp = True
             else:
-                mech_eps.append(extra.epsilon)
-                mech_delta.append(extra.delta)
-                cost = cost + _cost(extra.mechanism, _DEFAULT_KEY)
-        eps = math.fsum(plain_eps)
-        if mech_eps:
-            d = min(math.fsum(mech_delta), 1.0 - 1e-16)
-            composed = _epsilon_of_cost(cost, d, _DEFAULT_KEY)
-            eps += min(math.fsum(mech_eps), composed)
-        delta = math.fsum(plain_delta) + math.fsum(mech_delta)
-        return eps, delta
+                self.mu2.append(mu2)
+        if spend.seed_key is not None:
+            count = self.key_counts.get(spend.seed_key, 0)
+            self.shared_seed = self.shared_seed or count > 0
+            self.key_counts[spend.seed_key] = count + 1
+
+    def totals(self, extra: Optional[Spend] = None, *, extra_mu2: Optional[float] = None):
+        """(epsilon, delta) of the recorded spends, plus ``extra`` if given."""
+        n = len(self.spends) + (extra is not None)
+        shared = self.replay and (self.shared_seed or (
+            extra is not None and extra.seed_key is not None
+            and extra.seed_key in self.key_counts))
+        if self.composition == "basic":
+            eps = self.eps + [extra.epsilon] if extra is not None else self.eps
+            deltas = self.deltas + [extra.delta] if extra is not None else self.deltas
+            total = (math.fsum(eps), math.fsum(deltas))
+        elif n == 0:
+            total = (0.0, 0.0)
+        else:
+            mu2 = self.mu2 + [extra_mu2] if extra is not None else self.mu2
+            eps = math.inf if self.no_gdp else _gdp_epsilon(math.fsum(mu2), self.budget_delta)
+            eps = max(eps, self.floor)
+            if extra is None:
+                self.floor = eps
+            total = (eps, self.budget_delta)
+        if shared:
+            # Replay mode: two fits with one seed drew the same noise, so
+            # they never compose as independent releases.
+            total = (math.inf, total[1])
+        return total
 
 
 # Every accountant alive in this process, by token: unpickling in the process
@@ -129,17 +246,74 @@ _LIVE_LOCK = threading.Lock()
 
 
 def _restore(state: dict) -> "BudgetAccountant":
+    """Unpickle an accountant (see ``BudgetAccountant.__reduce__``)."""
     with _LIVE_LOCK:
         live = _LIVE.get(state["token"])
     if live is not None:
         return live
+    path = state["path"]
+    reason = state.get("refuse")
+    if path is not None and reason is None:
+        if os.path.exists(path):
+            acc = BudgetAccountant.__new__(BudgetAccountant)
+            try:
+                acc._setup(state["epsilon"], state["delta"], path,
+                           composition=state["composition"], token=state["token"],
+                           origin_pid=state["pid"], create=False, temp=state["temp"],
+                           default=state["default"])
+                return acc
+            except (sqlite3.Error, BudgetError):
+                if os.path.exists(path):
+                    raise
+        # The file is gone (its accountant or its process ended).
+        if state["default"]:
+            # Nothing was at stake (unlimited budget): charge this process's own.
+            return get_default_accountant()
+        if state["temp"]:
+            reason = (
+                f"This BudgetAccountant was created in process {state['pid']} and reached this "
+                f"process (pid {os.getpid()}) by pickling, but the temporary ledger it shares "
+                "spends through no longer exists (the accountant was garbage-collected or its "
+                "process ended), so spends here are refused rather than lost. Use "
+                "BudgetAccountant(ledger='path.sqlite') for a budget that outlives its process."
+            )
+        else:
+            reason = (
+                f"The ledger file {path} of this BudgetAccountant no longer exists, so spends "
+                "are refused rather than charged to a new, empty budget. Restore the file, or "
+                "create a BudgetAccountant(ledger='path.sqlite') for a new budget."
+            )
     acc = BudgetAccountant.__new__(BudgetAccountant)
-    acc._setup(state["epsilon"], state["delta"], state["path"], token=state["token"],
-               origin_pid=state["pid"])
-    if acc._path is None:
-        for s in state["spends"]:
-            acc._tally.add(s)
+    acc._setup(state["epsilon"], state["delta"], None, composition=state["composition"],
+               token=state["token"], origin_pid=state["pid"], create=False,
+               default=state["default"])
+    if reason is None and state["pid"] == os.getpid():
+        # An in-memory copy unpickled in its own process after the original
+        # died: nothing can be shared with it any more.
+        reason = ("This BudgetAccountant is a copy of one that no longer exists, so its spends "
+                  "are refused rather than lost. Use BudgetAccountant(ledger='path.sqlite') "
+                  "to keep a budget across pickling.")
+    acc._refuse = reason
+    for s in state["spends"]:
+        acc._tally.add(s)
     return acc
+
+
+def _remove_temp_ledger(path: str, pid: int, conns: list) -> None:
+    """Finalizer of a temporary ledger: close the owner's connections, delete the files."""
+    if os.getpid() != pid:  # a forked child inherited the finalizer: not its file
+        return
+    for conn in conns:
+        try:
+            conn.close()
+        except Exception:  # pragma: no cover - best effort
+            pass
+    conns.clear()
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.unlink(path + suffix)
+        except OSError:
+            pass
 
 
 class BudgetAccountant:
@@ -150,68 +324,154 @@ class BudgetAccountant:
     epsilon : float, default=inf
         Total epsilon budget (> 0; ``inf`` means unlimited).
     delta : float, default=1.0
-        Total delta budget in [0, 1] (1 means unconstrained).
+        Total delta budget in [0, 1] (1 means unconstrained).  With
+        ``composition='gaussian'`` it must be in (0, 1): totals are quoted
+        at this delta.
     ledger : str or path-like or None, default=None
-        None keeps the spends in memory (this process only).  A file path
-        keeps them in an SQLite database (WAL mode, one ``BEGIN IMMEDIATE``
-        transaction per check-and-spend): the budget survives restarts and
-        crashes and is shared by every process and accountant that opens the
-        file.  The budget is stored in the file on creation; opening an
-        existing ledger with a different budget raises ValueError.
+        None keeps the spends in memory (but see *Processes* below).  A file
+        path keeps them in an SQLite database (WAL mode, one ``BEGIN
+        IMMEDIATE`` transaction per check-and-spend): the budget survives
+        restarts and crashes and is shared by every process and accountant
+        that opens the file.  The budget and the composition rule are stored
+        in the file on creation; opening an existing ledger with different
+        ones raises ValueError.
+    composition : {'basic', 'gaussian'}, default='basic'
+        How spends add up (see Notes).  Checked here: ValueError if unknown,
+        or if 'gaussian' is asked with a delta outside (0, 1).
 
     Attributes
     ----------
     epsilon, delta : float
         The total budget.
+    composition : str
+        The composition rule.
     ledger_path : str or None
-        Absolute path of the SQLite ledger, if any.
+        Absolute path of the SQLite ledger given as ``ledger``, if any (None
+        for an in-memory accountant, even once it shares its spends through
+        a temporary file).
 
     Notes
     -----
-    **Composition.**  :meth:`spent` returns
-    :math:`(\varepsilon_{plain} + \min(\sum_i \varepsilon_i,
-    \varepsilon_{M}(\delta_M)),\ \sum_i \delta_i)`: spends without a
-    mechanism add up; spends with mechanisms are also composed as one
-    mechanism tree :math:`M` at :math:`\delta_M`, the sum of their deltas,
-    with :func:`~skdp.accounting.get_epsilon` (RDP, analytic Gaussian or
-    pure composition, whichever is smallest).  Both are valid bounds, so the
-    total never under-reports.  Refusing spends once the budget is reached
-    makes the accountant a privacy filter: for spends fixed in advance (a
-    grid search, cross-validation) the tight total is exact; for spends
-    chosen adaptively from earlier private outputs, basic composition (the
-    sum of epsilons and deltas) and Gaussian-only composition remain valid
-    filters, while the RDP route with its minimum over orders is a
-    widely used approximation of one.
+    **Composition** (``composition='basic'``).  :meth:`spent` returns
+    :math:`(\sum_i \varepsilon_i, \sum_i \delta_i)` over the spends' claimed
+    values, and a spend is refused iff the new total would exceed the
+    budget in either coordinate.  Each claim is itself tight (the fit's
+    mechanism was calibrated by :func:`~skdp.accounting.calibrate` with the
+    best conversion for it), so one fit is charged exactly.  This is a
+    valid privacy filter even when each fit and its (epsilon, delta) are
+    chosen adaptively from earlier private outputs: basic composition is a
+    valid filter (Rogers, Roth, Ullman & Vadhan 2016 [1]_).
+
+    **Composition** (``composition='gaussian'``).  Each spend is a
+    :math:`\mu_i`-GDP release: its unsampled Gaussian parts contribute
+    :math:`\sum 1/z^2` to :math:`\mu_i^2`, and its pure-DP parts, of total
+    epsilon :math:`e` (a spend with delta 0 and no mechanism counts as pure
+    :math:`e=\varepsilon`), contribute :math:`\mu_e^2` with
+    :math:`\mu_e = 2\Phi^{-1}(e^{e}/(1+e^{e}))`, since every
+    :math:`e`-DP mechanism is :math:`\mu_e`-GDP [2]_.  With
+    :math:`\mu^2 = \sum_i \mu_i^2`, :meth:`spent` returns the exact epsilon
+    of a :math:`\mu`-Gaussian at the budget's delta (analytic Gaussian
+    mechanism [4]_) and that delta; ``(0.0, 0.0)`` before the first spend.
+    A spend is refused iff that epsilon would exceed the budget epsilon.
+    GDP composes with these parameters even under fully adaptive choice of
+    the :math:`\mu_i` [3]_, so this is a valid privacy filter; nine
+    Gaussian fits at (1, 1e-5) total epsilon 3.41 at delta 1e-5 instead of
+    9.  A spend with no GDP form (Poisson-sampled or zCDP parts; a spend
+    with delta > 0 and no mechanism) raises :class:`BudgetError` and
+    records nothing: use ``composition='basic'`` for those.  Pure-DP fits
+    are charged through :math:`\mu_e` of their whole epsilon, which is
+    costly (one fit at (1, 0) reports 5.58 at delta 1e-5): keep them on
+    ``'basic'``.  :meth:`remaining` is then the largest epsilon (at the budget delta) of
+    one more Gaussian spend that would still be accepted.
+
+    Either way :meth:`spent` never decreases as spends are added, and it is
+    a valid bound on the privacy of everything recorded.
+
+    **Neighbouring datasets** are zero-out neighbours [5]_: one record is
+    replaced by a null record that contributes nothing.  n is public, a
+    clipped sum has sensitivity ``clip_norm``, and the accounting of
+    Poisson-sampled mechanisms equals that of add/remove neighbours.
+    Replace-one neighbours follow as a group of two.
 
     **Concurrency.**  Check-and-spend is atomic: a re-entrant lock serialises
-    threads, and with an SQLite ledger one ``BEGIN IMMEDIATE`` transaction
-    serialises processes.
+    threads, and an SQLite ``BEGIN IMMEDIATE`` transaction serialises
+    processes.
 
     **Sharing.**  ``copy.copy``, ``copy.deepcopy`` and ``sklearn.clone`` (via
     deepcopy) return the accountant itself.  Pickling then unpickling in the
-    same process also returns the same object.  In another process an
-    in-memory accountant is a read-only snapshot whose :meth:`spend` and
-    :meth:`check` raise :class:`BudgetError`; an SQLite-backed one reopens
-    the file and spends normally.
+    same process also returns the same object.
+
+    **Processes.**  When an in-memory accountant is pickled in the process
+    that created it (e.g. sent to joblib/loky workers with ``n_jobs > 1``),
+    it first moves itself, under its lock, to a temporary SQLite file in
+    :func:`tempfile.gettempdir` (every spend, the budget and the rule
+    copied) and from then on spends through it like a ledger accountant;
+    the copies unpickled in other processes open that file, so the budget
+    holds across processes and the origin sees every spend.  The file is
+    removed when the accountant is garbage-collected or its process exits;
+    a copy unpickled after that refuses every spend with
+    :class:`BudgetError` (use ``ledger=`` for a budget that outlives its
+    process).  A process forked with an in-memory accountant that was never
+    pickled refuses to spend it.
+
+    **Seeds.**  :meth:`charge` records a ``seed_key`` and returns the
+    spend's ``seed_index``, the count of earlier spends with that key, so
+    fits seeded alike draw distinct noise under one accountant and replay
+    exactly against a fresh one.  The process default accountant is in
+    *replay mode*: its ``seed_index`` is always 0 (same seed, same model),
+    and its :meth:`spent` epsilon is ``inf`` once two spends share a key,
+    because such fits share noise and never compose as independent.
 
     **Context.**  ``with accountant:`` makes it the one returned by
-    :func:`current_accountant` in this context (thread or task); contexts
-    nest.
+    :func:`current_accountant` and :func:`context_accountant` in this
+    context (thread or asyncio task); contexts nest and are never seen from
+    other threads.
+
+    References
+    ----------
+    .. [1] R. Rogers, A. Roth, J. Ullman and S. Vadhan, "Privacy Odometers and
+       Filters: Pay-as-you-Go Composition", NeurIPS 2016 (basic composition
+       is a valid privacy filter under adaptive choice of the parameters).
+    .. [2] J. Dong, A. Roth and W. J. Su, "Gaussian Differential Privacy",
+       J. R. Stat. Soc. B 84(1), 2022 (epsilon-DP implies mu-GDP; GDP
+       composition).
+    .. [3] A. Smith and A. Thakurta, "Fully Adaptive Composition for Gaussian
+       Differential Privacy", arXiv:2210.17520, 2022 (the filter comparing
+       :math:`\sum_i \mu_i^2` to a threshold is valid for a fully adaptive
+       analyst).
+    .. [4] B. Balle and Y.-X. Wang, "Improving the Gaussian Mechanism for
+       Differential Privacy: Analytical Calibration and Optimal Denoising",
+       ICML 2018.
+    .. [5] P. Kairouz, B. McMahan, S. Song, O. Thakkar, A. Thakurta and Z. Xu,
+       "Practical and Private (Deep) Learning without Sampling or
+       Shuffling", ICML 2021.
 
     Examples
     --------
-    >>> from skdp.accounting import BudgetAccountant, Gaussian, get_epsilon
+    >>> from skdp.accounting import BudgetAccountant
     >>> acc = BudgetAccountant(epsilon=1.0, delta=1e-5)
     >>> _ = acc.spend(0.3, 1e-6, label="first fit")
     >>> acc.remaining()
     (0.7, 9e-06)
     """
 
-    def __init__(self, epsilon: float = float("inf"), delta: float = 1.0, ledger=None):
+    def __init__(self, epsilon: float = float("inf"), delta: float = 1.0, ledger=None,
+                 composition: str = "basic"):
         epsilon = _check_budget_value(epsilon, "epsilon", upper=math.inf)
         if epsilon <= 0:
             raise ValueError(f"BudgetAccountant: epsilon must be > 0, got {epsilon!r}.")
         delta = _check_budget_value(delta, "delta", upper=1.0)
+        if not (isinstance(composition, str) and composition in _COMPOSITIONS):
+            raise ValueError(
+                f"BudgetAccountant: composition must be 'basic' or 'gaussian', got "
+                f"{composition!r}."
+            )
+        if composition == "gaussian" and not 0 < delta < 1:
+            raise ValueError(
+                f"BudgetAccountant: composition='gaussian' quotes the total epsilon at the "
+                f"budget delta, which must be in (0, 1); got delta={delta!r}. Pass e.g. "
+                "delta=1e-5, or use composition='basic'."
+            )
         path = None
         if ledger is not None:
             try:
@@ -220,24 +480,35 @@ class BudgetAccountant:
                 raise ValueError(
                     f"BudgetAccountant: ledger must be None or a file path, got {ledger!r}."
                 ) from None
-        self._setup(epsilon, delta, path, token=uuid.uuid4().hex, origin_pid=os.getpid())
+        self._setup(epsilon, delta, path, composition=composition, token=uuid.uuid4().hex,
+                    origin_pid=os.getpid(), create=True)
 
-    def _setup(self, epsilon, delta, path, *, token, origin_pid):
+    def _setup(self, epsilon, delta, path, *, composition, token, origin_pid, create,
+               temp=False, default=False):
         self._epsilon = float(epsilon)
         self._delta = float(delta)
+        self._composition = composition
         self._path = path
+        self._temp = temp  # spends go through a temporary ledger (was in-memory)
+        self._default = default  # the process default accountant: replay mode
+        self._refuse = None  # why this copy refuses every spend, if it does
+        self._mu_budget = None  # 'gaussian': the budget as a GDP mu (computed when needed)
         self._token = token
         self._origin_pid = origin_pid
         self._lock = threading.RLock()
-        self._tally = _Tally()
+        self._tally = self._new_tally()
         self._conn = None
         self._conn_pid = None
+        self._owned_conns = None  # the origin's connections to its temporary ledger
         self._last_id = 0
         self._stale_conns = []
         if path is not None:
-            self._init_ledger()
+            self._init_ledger(create=create)
         with _LIVE_LOCK:
             _LIVE[token] = self
+
+    def _new_tally(self) -> _Tally:
+        return _Tally(self._composition, self._delta, self._default)
 
     # -- public read-only state ----------------------------------------------
     @property
@@ -251,9 +522,14 @@ class BudgetAccountant:
         return self._delta
 
     @property
+    def composition(self) -> str:
+        """str: the composition rule, 'basic' or 'gaussian'."""
+        return self._composition
+
+    @property
     def ledger_path(self) -> Optional[str]:
-        """str or None: the SQLite ledger file, if any."""
-        return self._path
+        """str or None: the SQLite ledger file given as ``ledger``, if any."""
+        return None if self._temp else self._path
 
     @property
     def spends(self) -> list:
@@ -277,12 +553,17 @@ class BudgetAccountant:
         return Composed(m if k == 1 else Repeated(m, k) for m, k in merged)
 
     def spent(self):
-        """Total privacy spent, composed tightly.
+        """Total privacy spent.
 
         Returns
         -------
         epsilon, delta : float
-            See the class Notes for how spends compose.
+            'basic': the sums of the spends' epsilons and deltas.
+            'gaussian': the epsilon of the composed Gaussian-DP release at
+            the budget delta, and that delta ((0.0, 0.0) before any spend).
+            Never decreases as spends are added.  On the process default
+            accountant epsilon is ``inf`` once two spends share a seed key.
+            See the class Notes.
         """
         with self._lock:
             self._sync()
@@ -294,13 +575,36 @@ class BudgetAccountant:
         Returns
         -------
         epsilon, delta : float
-            ``budget - spent``, floored at 0 (``inf`` for an unlimited epsilon).
+            'basic': ``budget - spent``, floored at 0 (``inf`` for an
+            unlimited epsilon).  'gaussian': the largest epsilon, quoted at
+            the budget delta, of one more Gaussian spend that would still be
+            accepted, and the budget delta.
         """
-        eps, delta = self.spent()
+        with self._lock:
+            self._sync()
+            return self._left()
+
+    def _left(self):
+        """:meth:`remaining` from the local tally (no sync: callable in a transaction)."""
+        eps, delta = self._tally.totals()
+        if self._composition == "gaussian":
+            if not math.isfinite(self._epsilon):
+                return math.inf, self._delta
+            if not math.isfinite(eps):
+                return 0.0, self._delta
+            if self._mu_budget is None:
+                self._mu_budget = _gdp_mu_budget(self._epsilon, self._delta)
+            mu_b = self._mu_budget
+            left = mu_b * mu_b - math.fsum(self._tally.mu2)
+            if left <= mu_b * mu_b * _SLACK:
+                return 0.0, self._delta
+            return _gdp_epsilon(left, self._delta), self._delta
         left_eps, left_delta = self._epsilon - eps, self._delta - delta
         # Differences within the comparison slack are rounding noise.
         if math.isfinite(self._epsilon) and left_eps <= self._epsilon * _SLACK:
             left_eps = 0.0
+        if math.isnan(left_eps):  # inf - inf: replay mode on an unlimited budget
+            left_eps = math.inf
         if left_delta <= self._delta * _SLACK + 1e-15:
             left_delta = 0.0
         return left_eps, left_delta
@@ -322,8 +626,10 @@ class BudgetAccountant:
             spent = f", spent={_fmt(eps, delta)}, n_spends={n}"
         except Exception:  # pragma: no cover - repr must not fail
             spent = ""
-        where = f", ledger={self._path!r}" if self._path else ""
-        return f"BudgetAccountant(epsilon={self._epsilon!r}, delta={self._delta!r}{where}{spent})"
+        where = f", ledger={self.ledger_path!r}" if self.ledger_path else ""
+        rule = ", composition='gaussian'" if self._composition == "gaussian" else ""
+        return (f"BudgetAccountant(epsilon={self._epsilon!r}, delta={self._delta!r}"
+                f"{where}{rule}{spent})")
 
     # -- charging -------------------------------------------------------------
     def check(self, epsilon: float, delta: float, mechanism: Optional[Mechanism] = None) -> bool:
@@ -346,12 +652,13 @@ class BudgetAccountant:
         Raises
         ------
         BudgetError
-            If the spend does not fit, or this accountant cannot record
+            If the spend does not fit (or has no Gaussian-DP form under
+            ``composition='gaussian'``), or this accountant cannot record
             spends in this process.
         ValueError
             Invalid arguments.
         """
-        spend = _make_spend(epsilon, delta, mechanism, None)
+        spend = _make_spend(epsilon, delta, mechanism, None, None)
         with self._lock:
             self._ensure_reachable()
             self._sync()
@@ -369,113 +676,208 @@ class BudgetAccountant:
         delta : float
             Delta charged, in [0, 1).
         mechanism : Mechanism or None, default=None
-            What is run.  With a mechanism the spend composes tightly with the
-            others; its own epsilon at ``delta`` must not exceed ``epsilon``.
+            What is run; its own epsilon at ``delta`` must not exceed
+            ``epsilon``.  Needed under ``composition='gaussian'`` for a
+            spend with delta > 0.
         label : str or None, default=None
             Free text stored with the spend.
 
         Returns
         -------
         self : BudgetAccountant
-            The accountant, for chaining.
+            The accountant, for chaining (:meth:`charge` returns the
+            recorded :class:`Spend` instead).
 
         Raises
         ------
         BudgetError
-            If the new total would exceed the budget (nothing is recorded),
-            or this accountant cannot record spends in this process.
+            If the spend does not fit (nothing is recorded), or this
+            accountant cannot record spends in this process.
         ValueError
             Invalid arguments.
         """
-        spend = _make_spend(epsilon, delta, mechanism, label)
+        self.charge(epsilon, delta, mechanism, label)
+        return self
+
+    def charge(self, epsilon: float, delta: float, mechanism: Optional[Mechanism] = None,
+               label: Optional[str] = None, *, seed_key: Optional[str] = None) -> Spend:
+        """Check and record one spend, atomically, and return the record.
+
+        Same as :meth:`spend` (in memory under the lock, or in one SQLite
+        transaction), plus the seed bookkeeping of seeded fits.
+
+        Parameters
+        ----------
+        epsilon, delta, mechanism, label
+            As for :meth:`spend`.
+        seed_key : str or None, default=None
+            Opaque digest of the seed the fit will draw its noise from
+            (None for fresh entropy).  Stored with the spend.
+
+        Returns
+        -------
+        spend : Spend
+            The recorded spend.  With a ``seed_key``, ``seed_index`` is the
+            number of spends already recorded on this accountant (across
+            processes, counted inside the same transaction) with the same
+            key: 0 for the first, 1 for the second, ...  The caller derives
+            the fit's noise from (seed, seed_index), so fits seeded alike
+            never share noise under one accountant and replay exactly
+            against a fresh one.  On the process default accountant (replay
+            mode) ``seed_index`` is always 0 and :meth:`spent` reports an
+            infinite epsilon once two spends share a key.
+
+        Raises
+        ------
+        BudgetError, ValueError
+            As for :meth:`spend`; nothing is recorded.
+        """
+        spend = _make_spend(epsilon, delta, mechanism, label, seed_key)
         with self._lock:
             self._ensure_reachable()
             if self._path is None:
                 self._verify_fits(spend)
+                spend = dataclasses.replace(spend, seed_index=self._tally.seed_index(seed_key))
                 self._tally.add(spend)
-                return self
+                return spend
             conn = self._connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
                 self._sync_rows(conn)
                 self._verify_fits(spend)
+                if seed_key is not None:
+                    if self._default:
+                        index = 0
+                    else:
+                        (index,) = conn.execute(
+                            "SELECT COUNT(*) FROM skdp_spends WHERE seed_key = ?",
+                            (seed_key,)).fetchone()
+                    spend = dataclasses.replace(spend, seed_index=int(index))
                 cur = conn.execute(
-                    "INSERT INTO skdp_spends (epsilon, delta, mechanism, label, pid, created) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    (spend.epsilon, spend.delta,
-                     None if mechanism is None else json.dumps(mechanism.to_dict(), allow_nan=False),
-                     label, os.getpid(), time.time()),
+                    "INSERT INTO skdp_spends (epsilon, delta, mechanism, label, pid, created, "
+                    "seed_key, seed_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (spend.epsilon, spend.delta, _mechanism_json(mechanism), spend.label,
+                     os.getpid(), time.time(), spend.seed_key, spend.seed_index),
                 )
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                _rollback(conn)
                 raise
             self._tally.add(spend)
             self._last_id = cur.lastrowid
-            return self
+            return spend
 
     def _verify_fits(self, spend: Spend) -> None:
+        extra_mu2 = None
+        if self._composition == "gaussian":
+            extra_mu2 = _gdp_mu2(spend)
+            if extra_mu2 is None:
+                what = f" ({spend.label})" if spend.label else ""
+                if spend.mechanism is None:
+                    why = ("it has delta > 0 and no mechanism, so its privacy curve is "
+                           "unknown (only pure epsilon-DP spends, delta=0, may omit the "
+                           "mechanism). Pass the mechanism that is run, or")
+                else:
+                    why = (f"its mechanism {spend.mechanism!r} has a part that is neither an "
+                           "unsampled Gaussian nor pure DP (Poisson-sampled, zCDP, ...), "
+                           "which has no Gaussian-DP bound here. For such fits")
+                raise BudgetError(
+                    f"This spend{what} {_fmt(spend.epsilon, spend.delta)} cannot be charged "
+                    f"to a BudgetAccountant with composition='gaussian': {why} use "
+                    "BudgetAccountant(composition='basic'), where each spend counts at its "
+                    "claimed (epsilon, delta). Nothing was recorded."
+                )
         eps, delta = self._tally.totals()
-        new_eps, new_delta = self._tally.totals(spend)
+        new_eps, new_delta = self._tally.totals(spend, extra_mu2=extra_mu2)
         fits_eps = new_eps <= self._epsilon * (1 + _SLACK) + 1e-12
-        fits_delta = new_delta <= self._delta * (1 + _SLACK) + 1e-15
+        # A delta budget of 1 constrains nothing (every mechanism is (0, 1)-DP).
+        fits_delta = self._delta >= 1.0 or new_delta <= self._delta * (1 + _SLACK) + 1e-15
         if fits_eps and fits_delta:
             return
         what = f" ({spend.label})" if spend.label else ""
-        left_eps, left_delta = max(0.0, self._epsilon - eps), max(0.0, self._delta - delta)
+        if self._composition == "gaussian":
+            left = self._left()
+            rule = (" (composition='gaussian': totals are the composed Gaussian-DP epsilon "
+                    "at the budget delta)")
+        else:
+            left = (max(0.0, self._epsilon - eps), max(0.0, self._delta - delta))
+            rule = ""
         over = " and ".join(n for n, ok in (("epsilon", fits_eps), ("delta", fits_delta)) if not ok)
         raise BudgetError(
             f"Privacy budget exceeded ({over}): this spend{what} asks for "
             f"{_fmt(spend.epsilon, spend.delta)}; already spent {_fmt(eps, delta)} in "
-            f"{len(self._tally.spends)} spend(s) of the budget {_fmt(self._epsilon, self._delta)}; "
-            f"left {_fmt(left_eps, left_delta)}; with this spend the total would be "
+            f"{len(self._tally.spends)} spend(s) of the budget {_fmt(self._epsilon, self._delta)}"
+            f"{rule}; left {_fmt(*left)}; with this spend the total would be "
             f"{_fmt(new_eps, new_delta)}. Nothing was recorded. To fix: ask for at most what "
             "is left (smaller epsilon/delta), or use a BudgetAccountant with a larger budget."
         )
 
     def _ensure_reachable(self) -> None:
-        if self._path is None and self._origin_pid != os.getpid():
+        if self._refuse is not None:
+            raise BudgetError(self._refuse)
+        pid = os.getpid()
+        if self._path is None and self._origin_pid != pid:
             raise BudgetError(
                 f"This BudgetAccountant lives in process {self._origin_pid}; this is process "
-                f"{os.getpid()} (e.g. a joblib/loky worker), and spends from worker processes "
-                "cannot reach it, so this spend is refused rather than lost. Use "
-                "BudgetAccountant(ledger='path.sqlite') to share a budget across processes, "
-                "or run in threads (n_jobs with the threading backend)."
+                f"{pid}, which holds an in-memory copy of it that was never sent by pickling "
+                "(e.g. inherited by fork), so spends here cannot reach it and are refused "
+                "rather than lost. Send it to workers by pickling (joblib/loky, multiprocessing "
+                "spawn), use BudgetAccountant(ledger='path.sqlite'), or run in threads."
+            )
+        if self._temp and self._origin_pid != pid and not os.path.exists(self._path):
+            raise BudgetError(
+                f"This BudgetAccountant was created in process {self._origin_pid}; the temporary "
+                f"ledger it shares spends through ({self._path}) no longer exists (the "
+                "accountant was garbage-collected or its process ended), so this spend is "
+                "refused rather than lost. Use BudgetAccountant(ledger='path.sqlite') for a "
+                "budget that outlives its process."
             )
 
     # -- SQLite ledger --------------------------------------------------------
-    def _connection(self) -> sqlite3.Connection:
+    def _connection(self, create: bool = False) -> sqlite3.Connection:
         pid = os.getpid()
         if self._conn is None or self._conn_pid != pid:
             if self._conn is not None:
                 # Inherited across fork: never reuse, never close it here.
                 self._stale_conns.append(self._conn)
-            conn = sqlite3.connect(self._path, timeout=60.0, isolation_level=None,
-                                   check_same_thread=False)
+            if create:
+                conn = sqlite3.connect(self._path, timeout=60.0, isolation_level=None,
+                                       check_same_thread=False)
+            else:
+                # Never create: a missing file means a lost ledger, not a new one.
+                uri = "file:" + urllib.request.pathname2url(self._path) + "?mode=rw"
+                try:
+                    conn = sqlite3.connect(uri, uri=True, timeout=60.0, isolation_level=None,
+                                           check_same_thread=False)
+                except sqlite3.OperationalError as exc:
+                    raise BudgetError(
+                        f"Cannot open the ledger file {self._path} ({exc}); spends are refused "
+                        "rather than lost or charged to a new, empty budget. Restore the file, "
+                        "or use a new BudgetAccountant(ledger='path.sqlite')."
+                    ) from None
             conn.execute("PRAGMA busy_timeout = 60000")
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if str(mode).lower() != "wal":  # pragma: no cover - exotic filesystems
                 warnings.warn(f"SQLite ledger {self._path}: WAL mode unavailable ({mode}).")
-            conn.execute("PRAGMA synchronous = FULL")
+            # A temporary ledger need not survive a power cut; a user's ledger must.
+            conn.execute(f"PRAGMA synchronous = {'NORMAL' if self._temp else 'FULL'}")
             self._conn, self._conn_pid = conn, pid
+            if self._owned_conns is not None and pid == self._origin_pid:
+                self._owned_conns.append(conn)
         return self._conn
 
-    def _init_ledger(self) -> None:
-        conn = self._connection()
+    def _init_ledger(self, *, create: bool) -> None:
+        conn = self._connection(create=create)
         conn.execute("BEGIN IMMEDIATE")
         try:
-            conn.execute("CREATE TABLE IF NOT EXISTS skdp_meta "
-                         "(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS skdp_spends ("
-                "id INTEGER PRIMARY KEY AUTOINCREMENT, epsilon REAL NOT NULL, "
-                "delta REAL NOT NULL, mechanism TEXT, label TEXT, pid INTEGER, created REAL)")
+            _create_schema(conn)
             meta = dict(conn.execute("SELECT key, value FROM skdp_meta").fetchall())
             if "epsilon" not in meta:
                 conn.executemany("INSERT INTO skdp_meta (key, value) VALUES (?, ?)", [
                     ("schema", _SCHEMA_VERSION),
                     ("epsilon", repr(self._epsilon)),
                     ("delta", repr(self._delta)),
+                    ("composition", self._composition),
                 ])
             else:
                 stored = float(meta["epsilon"]), float(meta["delta"])
@@ -486,16 +888,67 @@ class BudgetAccountant:
                         f"epsilon={stored[0]!r}, delta={stored[1]!r} to reopen it, or use a new "
                         "ledger file for a new budget."
                     )
+                rule = meta.get("composition")
+                if rule is None:  # a ledger from before composition rules were stored
+                    conn.execute("INSERT INTO skdp_meta (key, value) VALUES (?, ?)",
+                                 ("composition", self._composition))
+                elif rule != self._composition:
+                    raise ValueError(
+                        f"The ledger {self._path} composes spends with composition={rule!r}, "
+                        f"but this BudgetAccountant was given composition="
+                        f"{self._composition!r}. Pass composition={rule!r} to reopen it, or "
+                        "use a new ledger file."
+                    )
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise
         self._sync()
+
+    def _move_to_temp_ledger(self) -> None:
+        """Move an in-memory accountant to a temporary SQLite ledger (under the lock)."""
+        fd, path = tempfile.mkstemp(prefix="skdp-budget-", suffix=".sqlite",
+                                    dir=tempfile.gettempdir())
+        os.close(fd)
+        owned = []
+        saved = (self._path, self._temp, self._conn, self._conn_pid, self._owned_conns)
+        try:
+            self._path, self._temp, self._owned_conns = path, True, owned
+            self._conn = None
+            conn = self._connection()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                _create_schema(conn)
+                conn.executemany("INSERT INTO skdp_meta (key, value) VALUES (?, ?)", [
+                    ("schema", _SCHEMA_VERSION),
+                    ("epsilon", repr(self._epsilon)),
+                    ("delta", repr(self._delta)),
+                    ("composition", self._composition),
+                    ("temporary", "1"),
+                    ("replay", "1" if self._default else "0"),
+                ])
+                conn.executemany(
+                    "INSERT INTO skdp_spends (id, epsilon, delta, mechanism, label, pid, created, "
+                    "seed_key, seed_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(i + 1, s.epsilon, s.delta, _mechanism_json(s.mechanism), s.label,
+                      self._origin_pid, None, s.seed_key, s.seed_index)
+                     for i, s in enumerate(self._tally.spends)])
+                conn.execute("COMMIT")
+            except BaseException:
+                _rollback(conn)
+                raise
+        except BaseException:
+            _remove_temp_ledger(path, os.getpid(), owned)
+            self._path, self._temp, self._conn, self._conn_pid, self._owned_conns = saved
+            raise
+        self._last_id = len(self._tally.spends)
+        weakref.finalize(self, _remove_temp_ledger, path, os.getpid(), owned)
 
     def _sync(self) -> None:
         """Bring the local tally up to date with the ledger file."""
         if self._path is None:
             return
+        self._ensure_reachable()
         conn = self._connection()
         conn.execute("BEGIN")
         try:
@@ -504,16 +957,16 @@ class BudgetAccountant:
             conn.execute("COMMIT")
 
     def _sync_rows(self, conn: sqlite3.Connection) -> None:
+        columns = "id, epsilon, delta, mechanism, label, seed_key, seed_index"
         (count,) = conn.execute("SELECT COUNT(*) FROM skdp_spends").fetchone()
         rows = conn.execute(
-            "SELECT id, epsilon, delta, mechanism, label FROM skdp_spends WHERE id > ? "
-            "ORDER BY id", (self._last_id,)).fetchall()
+            f"SELECT {columns} FROM skdp_spends WHERE id > ? ORDER BY id",
+            (self._last_id,)).fetchall()
         if len(self._tally.spends) + len(rows) != count:
             # Rows were removed by hand: rebuild from scratch.
-            self._tally, self._last_id = _Tally(), 0
-            rows = conn.execute("SELECT id, epsilon, delta, mechanism, label FROM skdp_spends "
-                                "ORDER BY id").fetchall()
-        for row_id, eps, delta, mech_json, label in rows:
+            self._tally, self._last_id = self._new_tally(), 0
+            rows = conn.execute(f"SELECT {columns} FROM skdp_spends ORDER BY id").fetchall()
+        for row_id, eps, delta, mech_json, label, key, index in rows:
             mechanism = None
             if mech_json is not None:
                 try:
@@ -522,7 +975,8 @@ class BudgetAccountant:
                     warnings.warn(
                         f"Ledger {self._path}, spend {row_id}: unreadable mechanism ({exc}); "
                         "counted at its recorded (epsilon, delta) without composition.")
-            self._tally.add(Spend(float(eps), float(delta), mechanism, label))
+            self._tally.add(Spend(float(eps), float(delta), mechanism, label, key,
+                                  None if index is None else int(index)))
             self._last_id = row_id
 
     # -- sharing --------------------------------------------------------------
@@ -534,22 +988,32 @@ class BudgetAccountant:
 
     def __reduce__(self):
         with self._lock:
-            self._sync()
+            if (self._path is None and self._refuse is None
+                    and self._origin_pid == os.getpid()):
+                # Going to another process, perhaps: share spends through a file.
+                self._move_to_temp_ledger()
+            try:
+                self._sync()
+            except (BudgetError, sqlite3.Error):
+                pass  # pickling a copy whose ledger is gone: it stays a refusing snapshot
             state = {
                 "token": self._token,
                 "pid": self._origin_pid,
                 "epsilon": self._epsilon,
                 "delta": self._delta,
+                "composition": self._composition,
                 "path": self._path,
-                "spends": [] if self._path else list(self._tally.spends),
+                "temp": self._temp,
+                "default": self._default,
+                "refuse": self._refuse,
+                # A fallback snapshot, used only where the file is gone.
+                "spends": list(self._tally.spends) if self._path is None or self._temp else [],
             }
         return (_restore, (state,))
 
     # -- context --------------------------------------------------------------
     def __enter__(self) -> "BudgetAccountant":
         _STACK.set(_STACK.get() + (self,))
-        with _ACTIVE_LOCK:
-            _ACTIVE.append(self)
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -558,11 +1022,35 @@ class BudgetAccountant:
             if stack[i] is self:
                 _STACK.set(stack[:i] + stack[i + 1:])
                 break
-        with _ACTIVE_LOCK:
-            for i in range(len(_ACTIVE) - 1, -1, -1):
-                if _ACTIVE[i] is self:
-                    del _ACTIVE[i]
-                    break
+
+
+def _create_schema(conn: sqlite3.Connection) -> None:
+    """Create the ledger tables, or add the columns an older ledger lacks."""
+    conn.execute("CREATE TABLE IF NOT EXISTS skdp_meta "
+                 "(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS skdp_spends ("
+        "id INTEGER PRIMARY KEY AUTOINCREMENT, epsilon REAL NOT NULL, "
+        "delta REAL NOT NULL, mechanism TEXT, label TEXT, pid INTEGER, created REAL, "
+        "seed_key TEXT, seed_index INTEGER)")
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(skdp_spends)")}
+    for name, kind in (("seed_key", "TEXT"), ("seed_index", "INTEGER")):
+        if name not in columns:
+            conn.execute(f"ALTER TABLE skdp_spends ADD COLUMN {name} {kind}")
+    conn.execute("CREATE INDEX IF NOT EXISTS skdp_spends_seed_key ON skdp_spends (seed_key)")
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    try:
+        conn.execute("ROLLBACK")
+    except sqlite3.Error:  # pragma: no cover - no transaction left to roll back
+        pass
+
+
+def _mechanism_json(mechanism: Optional[Mechanism]) -> Optional[str]:
+    if mechanism is None:
+        return None
+    return json.dumps(mechanism.to_dict(), allow_nan=False)
 
 
 def _check_budget_value(value, name, *, upper):
@@ -578,7 +1066,7 @@ def _check_budget_value(value, name, *, upper):
     return value
 
 
-def _make_spend(epsilon, delta, mechanism, label) -> Spend:
+def _make_spend(epsilon, delta, mechanism, label, seed_key) -> Spend:
     if isinstance(epsilon, bool):
         raise ValueError(f"spend: epsilon must be a number > 0, got {epsilon!r}.")
     try:
@@ -607,21 +1095,22 @@ def _make_spend(epsilon, delta, mechanism, label) -> Spend:
             )
     if label is not None and not isinstance(label, str):
         label = str(label)
-    return Spend(epsilon, delta, mechanism, label)
+    if seed_key is not None and not isinstance(seed_key, str):
+        raise ValueError(
+            f"charge: seed_key must be a str (a digest of the seed) or None, got {seed_key!r}.")
+    return Spend(epsilon, delta, mechanism, label, seed_key)
 
 
 # -- default and current accountant ---------------------------------------------
 _STACK: contextvars.ContextVar = contextvars.ContextVar("skdp_accountant_stack", default=())
-_ACTIVE: list = []
-_ACTIVE_LOCK = threading.Lock()
 _DEFAULT: Optional[BudgetAccountant] = None
 _DEFAULT_LOCK = threading.Lock()
 
 
 def _after_fork_in_child() -> None:
     # Locks held by other threads at fork time would never be released here.
-    global _ACTIVE_LOCK, _DEFAULT_LOCK, _LIVE_LOCK
-    _ACTIVE_LOCK, _DEFAULT_LOCK, _LIVE_LOCK = threading.Lock(), threading.Lock(), threading.Lock()
+    global _DEFAULT_LOCK, _LIVE_LOCK
+    _DEFAULT_LOCK, _LIVE_LOCK = threading.Lock(), threading.Lock()
     for acc in list(_LIVE.values()):
         acc._lock = threading.RLock()
 
@@ -636,35 +1125,52 @@ def get_default_accountant() -> BudgetAccountant:
     Returns
     -------
     accountant : BudgetAccountant
-        An in-memory accountant with an unlimited budget, created on first
-        use; each process (including forked or spawned workers) has its own.
+        An in-memory accountant with an unlimited budget
+        (``composition='basic'``), created on first use; each process
+        (including forked or spawned workers) has its own.  It is in replay
+        mode: :meth:`~BudgetAccountant.charge` gives every seeded spend
+        ``seed_index=0`` (scikit-learn's "same seed, same model"), and its
+        :meth:`~BudgetAccountant.spent` epsilon is ``inf`` once two spends
+        share a seed key, since such fits share their noise.  Sent to a
+        worker process by pickling, it is charged through its temporary
+        ledger while its process lives; after that, the worker's own default
+        is used (nothing was at stake: the budget is unlimited).
     """
     global _DEFAULT
     with _DEFAULT_LOCK:
         if _DEFAULT is None or _DEFAULT._origin_pid != os.getpid():
-            _DEFAULT = BudgetAccountant()
+            acc = BudgetAccountant.__new__(BudgetAccountant)
+            acc._setup(math.inf, 1.0, None, composition="basic", token=uuid.uuid4().hex,
+                       origin_pid=os.getpid(), create=False, default=True)
+            _DEFAULT = acc
         return _DEFAULT
 
 
+def context_accountant() -> Optional[BudgetAccountant]:
+    """The innermost accountant entered with ``with accountant:`` here, if any.
+
+    Returns
+    -------
+    accountant : BudgetAccountant or None
+        The innermost accountant of a ``with`` block of the current context
+        (thread or asyncio task); None outside any.  Blocks entered in other
+        threads are never seen.
+    """
+    stack = _STACK.get()
+    return stack[-1] if stack else None
+
+
 def current_accountant() -> BudgetAccountant:
-    """The accountant private estimators charge when given none.
+    """The accountant charged when none is given.
 
     Returns
     -------
     accountant : BudgetAccountant
-        The innermost accountant entered with ``with accountant:`` in the
-        current context (thread or asyncio task).  A thread started without
-        one of its own (e.g. a joblib threading worker, which does not
-        inherit the context) gets the most recently entered accountant still
-        active in this process, so its fits are charged to the budget in
-        force rather than silently to the default.  Otherwise the default
-        accountant (:func:`get_default_accountant`).
+        :func:`context_accountant` if it is not None (the innermost
+        ``with accountant:`` block of the current thread or task), else the
+        process default (:func:`get_default_accountant`).  A thread never
+        sees blocks entered by other threads: in a server with one
+        accountant per user, one user's fits are never billed to another.
     """
-    stack = _STACK.get()
-    if stack:
-        return stack[-1]
-    with _ACTIVE_LOCK:
-        if _ACTIVE:
-            return _ACTIVE[-1]
-    return get_default_accountant()
-
+    entered = context_accountant()
+    return entered if entered is not None else get_default_accountant()
