@@ -10,7 +10,9 @@ to JSON-compatible dictionaries with :meth:`Mechanism.to_dict` and
 Compatibility rule: the meaning of an existing mechanism or field never
 changes; new fields are optional with a default that keeps the old meaning.
 
-Neighbouring datasets differ by adding or removing one record.
+Neighbouring datasets are zero-out neighbours (one record replaced by a null
+record that contributes nothing; Kairouz et al. 2021): n is public, and
+Poisson-sampled accounting equals that of add/remove-one.
 """
 
 from __future__ import annotations

@@ -14,7 +14,9 @@ Steinke / Balle et al.:
 analytic Gaussian mechanism (a composition of Gaussians without sampling is
 one Gaussian), and basic composition of pure-DP mechanisms.
 
-Neighbouring datasets differ by adding or removing one record.
+Neighbouring datasets are zero-out neighbours (one record replaced by a null
+record that contributes nothing; Kairouz et al. 2021): n is public, and
+Poisson-sampled accounting equals that of add/remove-one.
 """
 
 from __future__ import annotations

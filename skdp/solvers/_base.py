@@ -27,7 +27,7 @@ class Problem:
         L2 penalty strength (public).
     clip_norm : float
         Per-example gradient norm bound (public): the sensitivity of a
-        gradient sum under add/remove-one neighbours.
+        gradient sum under zero-out neighbours.
     penalised : ndarray of bool or None
         Mask of the same shape as the coefficients, True where the penalty
         applies; None penalises everything.

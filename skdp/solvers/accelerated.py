@@ -147,7 +147,8 @@ constants; a subsampled plan without the problem falls back to the uniform
 split with T = ``max_iter`` or 100.
 
 Privacy: epsilon-DP (delta = 0) or (epsilon, delta)-DP with respect to
-adding or removing one record; the number of records n is public.
+zero-out neighbours (one record replaced by a null record); the number of
+records n is public.
 
 References
 ----------

@@ -18,7 +18,8 @@ clipping in L1 and Laplace noise of scale ``z C`` per coordinate, a pure
 epsilon-DP run. In every case ``z`` comes from the accountant's
 calibration for the target (epsilon, delta).
 
-Privacy: (epsilon, delta)-DP with respect to adding or removing one record;
+Privacy: (epsilon, delta)-DP with respect to zero-out neighbours (one record
+replaced by a null record);
 the number of records n is public.
 
 References
