@@ -14,6 +14,7 @@ clipped sum has sensitivity ``clip_norm`` and Poisson-sampled accounting is
 that of add/remove neighbours.
 """
 
+from . import mechanisms
 from .accountant import (
     BudgetAccountant,
     BudgetError,
@@ -23,41 +24,21 @@ from .accountant import (
     get_default_accountant,
 )
 from .calibrate import calibrate
-from .mechanisms import (
-    Composed,
-    Gaussian,
-    Laplace,
-    Mechanism,
-    PoissonSampled,
-    PureDP,
-    Repeated,
-    SparseVector,
-    ZCDP,
-    mechanism_from_dict,
-)
+from .mechanisms import *  # noqa: F401,F403  (the mechanism classes, see mechanisms.__all__)
 from .rdp import DEFAULT_ORDERS, get_delta, get_epsilon, get_rdp, rdp_to_epsilon
 
 __all__ = [
-    "Mechanism",
-    "Gaussian",
-    "Laplace",
-    "PureDP",
-    "ZCDP",
-    "SparseVector",
-    "PoissonSampled",
-    "Composed",
-    "Repeated",
+    *mechanisms.__all__,
     "get_epsilon",
+    "get_delta",
     "get_rdp",
+    "rdp_to_epsilon",
+    "DEFAULT_ORDERS",
     "calibrate",
     "BudgetAccountant",
     "BudgetError",
-    "get_default_accountant",
-    "current_accountant",
-    "context_accountant",
-    "DEFAULT_ORDERS",
-    "get_delta",
-    "mechanism_from_dict",
-    "rdp_to_epsilon",
     "Spend",
+    "context_accountant",
+    "current_accountant",
+    "get_default_accountant",
 ]

@@ -34,6 +34,7 @@ __all__ = [
     "Composed",
     "Repeated",
     "mechanism_from_dict",
+    "noise_mechanism",
 ]
 
 
@@ -140,10 +141,17 @@ class Gaussian(Mechanism):
 
     noise_multiplier: float
 
+    #: the norm in which the query's sensitivity is measured
+    sensitivity_norm = 2
+
     def __post_init__(self):
         object.__setattr__(
             self, "noise_multiplier", _real(self.noise_multiplier, "noise_multiplier", "Gaussian")
         )
+
+    def sample(self, rng, sensitivity, shape):
+        """Draw the noise of one release of a query with that L2 sensitivity."""
+        return rng.normal(0.0, self.noise_multiplier * sensitivity, size=shape)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,10 +178,17 @@ class Laplace(Mechanism):
 
     noise_multiplier: float
 
+    #: the norm in which the query's sensitivity is measured
+    sensitivity_norm = 1
+
     def __post_init__(self):
         object.__setattr__(
             self, "noise_multiplier", _real(self.noise_multiplier, "noise_multiplier", "Laplace")
         )
+
+    def sample(self, rng, sensitivity, shape):
+        """Draw the noise of one release of a query with that L1 sensitivity."""
+        return rng.laplace(0.0, self.noise_multiplier * sensitivity, size=shape)
 
     @property
     def epsilon(self) -> float:
@@ -468,6 +483,32 @@ _REGISTRY = {
     cls.__name__: cls
     for cls in (Gaussian, Laplace, PureDP, ZCDP, SparseVector, PoissonSampled, Composed, Repeated)
 }
+
+
+def noise_mechanism(delta: float, sampling_rate: float = 1.0):
+    """The one place where ``delta`` chooses the noise of a noisy query.
+
+    Parameters
+    ----------
+    delta : float
+        0 selects pure epsilon-DP (Laplace noise, L1 sensitivity); any
+        ``delta > 0`` the Gaussian mechanism (L2 sensitivity).
+    sampling_rate : float, default=1.0
+        Poisson sampling rate of each query; below 1 the mechanism is
+        wrapped in :class:`PoissonSampled`.
+
+    Returns
+    -------
+    make : callable
+        ``noise_multiplier -> Mechanism``.
+    """
+    base = Laplace if delta == 0 else Gaussian
+
+    def make(noise_multiplier):
+        mech = base(noise_multiplier)
+        return mech if sampling_rate >= 1.0 else PoissonSampled(sampling_rate, mech)
+
+    return make
 
 
 def mechanism_from_dict(d: dict) -> Mechanism:

@@ -1,19 +1,22 @@
-"""Private solvers and the registry that names them.
+"""Private solvers, the registry that names them, and the seam they use.
 
-Every solver has the shape ``solve(problem, epsilon, delta, rng, *, plan,
-**options) -> SolverResult`` and a ``plan(n_samples, epsilon, delta, ...)``
-that calibrates its mechanism tree from public quantities, so estimators
-can charge the accountant before reading the data.
+A solver is ``plan(spec) -> Plan`` (public quantities only) and
+``solve(queries, plan) -> SolverResult``; it reaches the data only through
+:class:`PrivateQueries`. See ``docs/developers.md``.
 """
 
-from ._base import Plan, Problem, Solver, SolverResult
+from ._base import L2Penalty, Plan, ProblemSpec, Solver, SolverResult
+from ._queries import PrivateQueries, QueryBudgetError
 from ._registry import available_solvers, get_solver, register_solver, unregister_solver
 from . import gd  # noqa: F401  (registers 'gd')
 from . import accelerated  # noqa: F401  (registers 'heavy_ball', 'nesterov', 'multistage_nesterov')
 
 __all__ = [
+    "L2Penalty",
     "Plan",
-    "Problem",
+    "PrivateQueries",
+    "ProblemSpec",
+    "QueryBudgetError",
     "Solver",
     "SolverResult",
     "available_solvers",

@@ -1,139 +1,192 @@
-"""What every solver receives and returns: the problem, the plan, the result."""
+"""The seam between solvers and data: a public spec, a plan, private queries, a result.
+
+A fit builds a :class:`ProblemSpec` (everything public about it) before any
+data value is read; the solver's ``plan(spec)`` runs once and its mechanism
+is what the accountant checks and charges; ``solve(queries, plan)`` reaches
+the data only through :class:`~skdp.solvers.PrivateQueries`, whose every
+query draws its noise and is counted against the plan. See
+``docs/developers.md`` for how to add a solver.
+"""
 
 from dataclasses import dataclass, field
+from typing import Mapping, Optional
 
 import numpy as np
 
 from .._param_validation import validate_params
+from ..accounting import noise_mechanism
 
-__all__ = ["Problem", "Plan", "SolverResult", "Solver"]
+__all__ = ["L2Penalty", "ProblemSpec", "Plan", "SolverResult", "Solver"]
 
 
-@dataclass
-class Problem:
-    r"""A private empirical-risk-minimisation problem.
-
-    .. math::
-
-        \min_W \; \frac{1}{n} \sum_i \ell_i(W) + \frac{\alpha}{2} \|W_{pen}\|^2
-
-    where ``W_pen`` omits the unpenalised rows (the intercept).
+@dataclass(frozen=True, eq=False)
+class L2Penalty:
+    r"""The ridge penalty :math:`\frac{\alpha}{2}\|W_{pen}\|^2` (data-independent, free).
 
     Parameters
     ----------
-    loss : loss object
-        A data-fit bound to the training data (see :mod:`skdp.losses`).
     alpha : float
-        L2 penalty strength (public).
-    clip_norm : float
-        Per-example gradient norm bound (public): the sensitivity of a
-        gradient sum under zero-out neighbours.
-    penalised : ndarray of bool or None
-        Mask of the same shape as the coefficients, True where the penalty
-        applies; None penalises everything.
-    init : ndarray or None
-        Public starting point; None starts at zero.
+        Strength (public).
+    mask : ndarray of bool or None
+        True where the penalty applies (the intercept row is False); None
+        penalises every coefficient.
     """
 
-    loss: object
     alpha: float
-    clip_norm: float
-    penalised: np.ndarray = None
-    init: np.ndarray = None
-
-    @property
-    def n_samples(self):
-        return self.loss.n_samples
-
-    @property
-    def coef_shape(self):
-        return self.loss.coef_shape
+    mask: Optional[np.ndarray] = None
 
     @property
     def capabilities(self):
-        return self.loss.capabilities
+        """``{'smooth'}``, plus ``'strongly_convex'`` when ``alpha > 0``."""
+        return frozenset({"smooth", "strongly_convex"} if self.alpha > 0 else {"smooth"})
 
-    def initial_coef(self):
-        if self.init is not None:
-            return np.array(self.init, dtype=np.float64)
-        return np.zeros(self.coef_shape)
-
-    def penalty_grad(self, W):
-        """Gradient of the (data-independent) penalty."""
-        if self.penalised is None:
-            return self.alpha * W
-        return self.alpha * W * self.penalised
-
-    def objective(self, W):
-        """Non-private objective value (diagnostics and benchmarks only)."""
-        Wp = W if self.penalised is None else W * self.penalised
-        return self.loss.mean_loss(W) + 0.5 * self.alpha * float(np.sum(Wp * Wp))
-
+    @property
     def smoothness(self):
-        """Public smoothness of the objective, or None when it has no public bound."""
-        L = self.loss.smoothness()
-        return None if L is None else L + self.alpha
+        return float(self.alpha)
 
+    @property
     def strong_convexity(self):
-        """Public strong-convexity constant of the objective (the penalty's)."""
-        return self.alpha
+        return float(self.alpha)
+
+    def gradient(self, W):
+        return self.alpha * W if self.mask is None else self.alpha * W * self.mask
+
+    def value(self, W):
+        Wp = W if self.mask is None else W * self.mask
+        return 0.5 * self.alpha * float(np.sum(Wp * Wp))
+
+
+@dataclass(frozen=True, eq=False)
+class ProblemSpec:
+    """Everything public about one fit, built from parameters and metadata only.
+
+    Holds no data: a solver that sees only the spec, its plan and the
+    :class:`~skdp.solvers.PrivateQueries` cannot read a training value.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of records (public under zero-out neighbours).
+    coef_shape : tuple of int
+        Shape of the parameter array the solver returns.
+    loss_capabilities : frozenset of str
+        What the loss states it is: 'gradient', 'smooth', 'convex', 'hessian'.
+    smoothness : float or None
+        The loss's public smoothness bound (from ``data_norm``), None when it
+        has none.
+    initial_value : float or None
+        A public bound on the objective at the start (``F(0)`` for losses
+        whose value at margin 0 is known), None when unknown.
+    penalty : L2Penalty
+    clip_norm : float
+        Per-example gradient bound: the sensitivity of a clipped sum.
+    data_norm : float or None
+    epsilon, delta : float
+    batch_size : int or None
+        Expected Poisson batch size; None for full batches.
+    max_iter : int or None
+        Iteration budget; None lets the solver choose.
+    options : mapping
+        The solver's options, validated and with defaults filled in.
+    """
+
+    n_samples: int
+    coef_shape: tuple
+    loss_capabilities: frozenset
+    smoothness: Optional[float]
+    initial_value: Optional[float]
+    penalty: L2Penalty
+    clip_norm: float
+    data_norm: Optional[float]
+    epsilon: float
+    delta: float
+    batch_size: Optional[int] = None
+    max_iter: Optional[int] = None
+    options: Mapping = field(default_factory=dict)
+
+    @property
+    def capabilities(self):
+        """The loss's capabilities plus ``'penalty:<capability>'`` for the penalty's."""
+        return self.loss_capabilities | {f"penalty:{c}" for c in self.penalty.capabilities}
+
+    @property
+    def n_params(self):
+        return int(np.prod(self.coef_shape))
+
+    @property
+    def sampling_rate(self):
+        """Poisson sampling rate ``batch_size / n`` (1.0 for full batches)."""
+        if self.batch_size is None or self.batch_size >= self.n_samples:
+            return 1.0
+        return self.batch_size / self.n_samples
+
+    def noise(self, noise_multiplier, sampling_rate=None):
+        """One noisy-gradient mechanism of this fit (Laplace if delta is 0, else Gaussian)."""
+        rate = self.sampling_rate if sampling_rate is None else sampling_rate
+        return noise_mechanism(self.delta, rate)(noise_multiplier)
+
+    @property
+    def objective_smoothness(self):
+        """Public smoothness of loss plus penalty, or None."""
+        return None if self.smoothness is None else self.smoothness + self.penalty.smoothness
+
+    @property
+    def strong_convexity(self):
+        """Public strong convexity of the objective (the penalty's; the loss is convex)."""
+        if "convex" not in self.loss_capabilities:
+            return 0.0
+        return self.penalty.strong_convexity
 
 
 @dataclass(frozen=True)
 class Plan:
-    """A solver's privacy plan, computed from public quantities only.
+    """A solver's privacy plan, computed once from the spec.
 
     Attributes
     ----------
+    spec : ProblemSpec
     mechanism : skdp.accounting.Mechanism
-        The calibrated mechanism tree the fit will run (what is charged).
-    noise_multiplier : float
-        Noise standard deviation (Gaussian) or scale (Laplace) per unit of
-        sensitivity of the base step; solvers with several noise levels keep
-        them in ``details``.
+        The calibrated mechanism tree the fit may run: what is charged, and
+        the most :class:`~skdp.solvers.PrivateQueries` will let the solver run.
     n_iter : int
         Number of iterations the plan provides for.
+    noise_multiplier : float
+        The base noise multiplier (per unit of sensitivity).
     details : dict
-        Solver-specific calibrated quantities (per-step scales, rates, ...).
+        Solver-specific public quantities (per-step scales, steps, ...).
     """
 
+    spec: ProblemSpec
     mechanism: object
-    noise_multiplier: float
     n_iter: int
+    noise_multiplier: float = float("nan")
     details: dict = field(default_factory=dict)
 
 
 @dataclass
 class SolverResult:
-    """Outcome of a solve: released coefficients and the cost actually charged.
+    """Outcome of a solve.
 
     Attributes
     ----------
     coef : ndarray
         Final (private) parameters.
     n_iter : int
-        Iterations run.
-    cost : skdp.accounting.Mechanism
-        The mechanism tree actually run.
-    history : list
-        Released (private) per-iteration quantities, e.g. iterates' norms.
+        Iterations run (a released quantity).
     """
 
     coef: np.ndarray
     n_iter: int
-    cost: object
-    history: list = field(default_factory=list)
 
 
 class Solver:
-    """Base class of private solvers.
+    """Base class of private solvers: ``plan(spec)`` and ``solve(queries, plan)``.
 
-    A solver declares the loss ``capabilities`` it needs in ``requires``,
-    its ``options`` (name -> default) accepted through ``solver_params``
-    with their ``option_constraints`` (declared like estimator parameters,
-    see :mod:`skdp._param_validation`), and implements ``plan`` (public
-    quantities only, no data), ``check_problem`` (options against the
-    problem's public constants, before the charge) and ``solve``.
+    A solver declares the capabilities it needs in ``requires`` (loss
+    capabilities, and ``'penalty:...'`` for the penalty's), its ``options``
+    (name -> default, given through ``solver_params``) with their
+    ``option_constraints`` (see :mod:`skdp._param_validation`), and the
+    ``paper`` it implements.
     """
 
     name = None
@@ -155,11 +208,10 @@ class Solver:
         validate_params(f"solver {self.name!r}", merged, self.option_constraints)
         return merged
 
-    def check_problem(self, problem, options):
-        """Raise ValueError if ``options`` cannot run on ``problem`` (public constants only)."""
-
-    def plan(self, n_samples, epsilon, delta, *, max_iter=None, batch_size=None, **options):
+    def plan(self, spec):
+        """Calibrate the run from public quantities; raise ValueError if it cannot run."""
         raise NotImplementedError  # pragma: no cover
 
-    def solve(self, problem, epsilon, delta, rng, *, plan, **options):
+    def solve(self, queries, plan):
+        """Run the planned iterations through ``queries``; return a SolverResult."""
         raise NotImplementedError  # pragma: no cover

@@ -1,150 +1,16 @@
-r"""DP accelerated gradient methods: heavy ball, Nesterov (NAG) and multistage NAG.
+r"""DP accelerated gradient methods: heavy ball, Nesterov (NAG), multistage NAG.
 
-Paper 001 (Kuru, Birbil, Gürbüzbalaban, Yildirim 2022). Three solvers share
-one loop over noisy clipped gradients of the problem
-
-.. math::
-
-    F(W) = \frac{1}{n} \sum_i \ell_i(W) + \frac{\alpha}{2} \|W_{pen}\|^2,
-    \qquad \tilde g_t(V) = \frac{1}{m}\Big(\sum_{i \in B_t}
-    \mathrm{clip}_C(\nabla \ell_i(V)) + \eta_t\Big) + \alpha V_{pen},
-
-- ``heavy_ball`` (DP-HB, eq. 3.1):
-  :math:`x_{t+1} = x_t - a \tilde g_t(x_t) + \beta (x_t - x_{t-1})`;
-- ``nesterov`` (DP-NAG, eq. 4.1):
-  :math:`z_t = (1 + \beta) x_t - \beta x_{t-1}`,
-  :math:`x_{t+1} = z_t - a \tilde g_t(z_t)`;
-- ``multistage_nesterov`` (DP-MASG, Sec. 4.2): NAG in stages of lengths
-  (4.7), :math:`n_1 = \lceil \sqrt\kappa \ln\kappa \rceil`,
-  :math:`n_k = 2^k \lceil \sqrt\kappa \ln 2^{p+2} \rceil`, step
-  :math:`a^{(1)} = c/L`, :math:`a^{(k)} = c / (2^{2k} L)`, momentum restarted
-  (:math:`x_{t-1} := x_t`) at the first step of every stage,
-
-with :math:`a = c / L` and :math:`\beta = (1 - \sqrt{\mu a}) / (1 + \sqrt{\mu a})`.
-``L = problem.smoothness()`` (from the public ``data_norm`` and ``alpha``)
-and ``mu = problem.strong_convexity()`` (``alpha``) are public constants,
-never estimated from the data. The released model is the last iterate.
-
-Noise dividing and the choice of T
-----------------------------------
-Theorem 4.1 (4.8 for the stages) bounds the error after T steps as
-:math:`E_T \le a_{T,0} E_0 + \sum_{t=1}^T a_{T,t} \, \mathbb{E}\|\eta_t/m\|^2 / 2`
-with :math:`a_{T,t} = 2^{s_T - s_t} \prod_{i=t+1}^T (1 - \sqrt{\mu a_i})
-\, a_t (1 + a_t L)`, :math:`a_{T,0} = 2^{s_T - 1} \prod_{i=1}^T (1 - \sqrt{\mu a_i})`
-(:math:`s_t` the stage of step t; one stage for NAG). The per-step noise
-levels minimise that bound for the privacy budget (``budget_split='optimal'``)
-or are all equal (``'uniform'``). When ``max_iter`` is None, T is the
-minimiser over :math:`1 \le T \le` ``max_iter_cap`` of the resulting bound
-with :math:`E_0` = ``initial_gap`` (Remark 4.1); every quantity in it is
-public, so the choice costs no privacy. The default ``initial_gap='auto'``
-is a public *bound*, not a guess: from :math:`x_0 = 0` every margin is 0
-and the penalty vanishes, so :math:`F(0)` is the loss at margin 0 whatever
-the data (binary logistic :math:`\log 2`, multinomial :math:`\log K`,
-hinge and squared hinge 1, the smoothed hinge's value at 0), and the losses
-are non-negative, so :math:`E_0 = F(0) - F^* \le F(0)`
-(:func:`public_initial_gap`; 1 where no such constant is known, e.g. matrix
-sensing). The paper's :math:`E_0 = 10` was for its start
-:math:`x_0 = 10 \cdot \mathbf 1` and picks 2-3 times more steps on Adult,
-for a worse model.
-
-**Defaults, measured on Adult** (unit-norm rows, alpha = 1e-3, delta =
-1e-5, mean excess empirical risk over 10 seeds at epsilon 0.1 / 0.5 / 1;
-``gd`` at its defaults: 0.0205 / 0.00214 / 0.00140). The release is the
-last iterate, the step is 1/L and the split optimal:
-
-- ``initial_gap='auto'`` (:math:`E_0 = \log 2` instead of 1) moves T from
-  52 / 167 / 222 to 42 / 151 / 206: 0.0264 / 0.00307 / 0.00101 (was
-  0.0333 / 0.00308 / 0.00103).
-- Averaging the last 25 / 50 / 75 % of the iterates (free post-processing)
-  is worse except at epsilon 0.1: the optimal split puts the precision on
-  the last steps, so earlier iterates add noise (epsilon 1: 0.00138 /
-  0.00201 / 0.00311; epsilon 0.5: 0.0040 / 0.0052 / 0.0063). Weighting
-  the average by the steps' noise precision does not help either.
-- A larger step c/L (Theorem 4.1 needs c <= 1) with T by the bound: c = 2
-  gives 0.0205 / 0.00314 / 0.00102, c = 4 gives 0.0197 / 0.0045 /
-  0.0032; no c wins at every epsilon, so c = 1 keeps the bound valid.
-- At epsilon 0.5 no variant tried beats gd: c in {0.5, 1, 2, 4}, T from
-  40 to 400, split powers 0, 1/4, 1/2, tail and precision-weighted
-  averages; best 0.0023 with the optimal split (c = 2, T = 40-50) and
-  0.0022 with the uniform split averaged over all 200 iterates. Both
-  methods are at the privacy-noise floor, where momentum amplifies the
-  noise of the last steps as much as it speeds up the bias.
-
-**Pure DP, delta = 0 (the paper).** Per-example gradients are clipped in
-the L1 norm to C, so the gradient sum has L1 sensitivity C under add/remove
-neighbours (skdp's convention; the paper's replace-one relation gives
-:math:`S_1 = 2C`, so the paper's noise is ours with ``clip_norm`` =
-:math:`S_1`). Each coordinate of :math:`\eta_t` is Laplace with scale
-:math:`b_t = C / \varepsilon_t` (variance :math:`2 b_t^2`; scale b, not
-:math:`b/\sqrt 2`), an :math:`\varepsilon_t`-DP step, and basic composition
-gives :math:`\sum_t \varepsilon_t = \varepsilon`. Minimising
-:math:`\sum_t a_{T,t} b_t^2` under that constraint (Prop. 4.2) gives
-
-.. math::
-
-    \varepsilon_t = \varepsilon \, a_{T,t}^{1/3} / \textstyle\sum_j a_{T,j}^{1/3},
-    \qquad E_T \le a_{T,0} E_0 + \frac{d C^2}{n^2 \varepsilon^2}
-    \Big(\sum_j a_{T,j}^{1/3}\Big)^3 \quad (4.6).
-
-The uniform split has :math:`\varepsilon_t = \varepsilon / T` and noise term
-:math:`\frac{d C^2}{n^2\varepsilon^2} T^2 \sum_j a_{T,j}`. The run is the
-mechanism ``Composed([Laplace(1 / eps_t) for t])``.
-
-**Gaussian, delta > 0 (derived here).** Per-example gradients are clipped
-in L2 to C and :math:`\eta_t \sim \mathcal N(0, z_t^2 C^2 I)`: step t is
-:math:`\rho_t`-zCDP with :math:`\rho_t = 1 / (2 z_t^2)`. A composition of
-Gaussian mechanisms is *exactly* one Gaussian mechanism with
-:math:`z_{\mathrm{eff}}^{-2} = \sum_t z_t^{-2}` (the privacy-loss variables
-are Gaussian and add), so every split with the same
-:math:`\sum_t z_t^{-2}` has the same privacy profile, under zCDP, RDP or
-the exact (analytic Gaussian) conversion alike. The bound's noise term is
-:math:`\sum_t a_{T,t} d z_t^2 C^2 / (2 n^2)`; minimising
-:math:`\sum_t a_{T,t} z_t^2` subject to
-:math:`\sum_t z_t^{-2} = z_{\mathrm{eff}}^{-2}` (Lagrange:
-:math:`a_{T,t} z_t^4 = \lambda`) gives
-
-.. math::
-
-    z_t^{-2} \propto \sqrt{a_{T,t}} \;\; (\rho_t = \rho \sqrt{a_{T,t}} /
-    \textstyle\sum_j \sqrt{a_{T,j}}), \qquad
-    z_t = z_{\mathrm{eff}} \Big(\sum_j \sqrt{a_{T,j}}\Big)^{1/2} a_{T,t}^{-1/4},
-
-    E_T \le a_{T,0} E_0 + \frac{d C^2 z_{\mathrm{eff}}^2}{2 n^2}
-    \Big(\sum_j \sqrt{a_{T,j}}\Big)^2,
-
-against :math:`\frac{d C^2 z_{\mathrm{eff}}^2}{2 n^2} T \sum_j a_{T,j}` for
-the uniform split :math:`z_t = z_{\mathrm{eff}} \sqrt T` (the optimal one is
-never worse, by Cauchy-Schwarz). The power is 1/2 instead of 1/3: the
-noise precision, not its scale, adds up. The solver fixes the relative
-weights :math:`w_t = a_{T,t}^{-1/4}` and the accountant calibrates the
-common factor z of ``Composed([Gaussian(z * w_t) for t])`` to the target
-(epsilon, delta), converted exactly through :math:`z_{\mathrm{eff}}`.
-
-**Poisson subsampling** (``batch_size``, rate ``q``, normaliser
-``m = q n``). Pure DP follows Remark 4.2: the amplified per-step budgets
-:math:`\varepsilon'_t` are split as above and each step's Laplace scale
-inverts :math:`\varepsilon'_t = \log(1 + q (e^{\varepsilon_t} - 1))`; the
-run is ``Composed([PoissonSampled(q, Laplace(1 / eps_t))])``. Gaussian:
-the same relative weights, the common factor calibrated by RDP on
-``Composed([PoissonSampled(q, Gaussian(z * w_t))])``. T is chosen with the
-full-batch bound plus the sampling variance :math:`(1 - q) C^2 / (q n)`
-(a heuristic, as in the paper).
-
-Planning
---------
-``plan`` accepts the public constants through ``problem=`` (the solvers set
-``plan_uses_problem = True``; only
-``smoothness()``, ``strong_convexity()``, ``coef_shape``, ``clip_norm`` and
-``n_samples`` are read, never the data); the plan then holds the exact
-per-step tree. Without it (the estimator skeleton plans before it has a
-problem) a full-batch plan charges a mechanism that dominates every split
-(delta > 0: ``Gaussian(z_eff)``, privacy-equivalent to any Gaussian
-composition with that :math:`z_{\mathrm{eff}}`; delta = 0:
-``Laplace(1 / epsilon)``, whose RDP curve, convex in epsilon and 0 at 0, is
-superadditive, so it bounds every Laplace composition with budgets summing
-to epsilon) and ``solve`` fixes T and the split from the problem's public
-constants; a subsampled plan without the problem falls back to the uniform
-split with T = ``max_iter`` or 100.
+Paper 001 (Kuru, Birbil, Gürbüzbalaban, Yildirim 2022): ``heavy_ball``
+(DP-HB, eq. 3.1), ``nesterov`` (DP-NAG, eq. 4.1) and ``multistage_nesterov``
+(DP-MASG, Sec. 4.2) share the noisy first-order loop of
+:mod:`skdp.solvers._first_order`. Each plan fixes the step schedule from the
+spec's public smoothness ``L`` and strong convexity ``mu``, divides the noise
+across steps by the paper's bound (eq. 4.5 / 4.6 for pure DP; the Gaussian
+analogue, per-step precision proportional to :math:`\sqrt{a_{T,t}}`, for
+delta > 0), chooses T by that bound when ``max_iter`` is None, and lets the
+accountant calibrate the common noise factor. The derivations, the
+subsampled variants and the measurements behind the defaults are in
+``docs/solvers.md``.
 
 Privacy: epsilon-DP (delta = 0) or (epsilon, delta)-DP with respect to
 zero-out neighbours (one record replaced by a null record); the number of
@@ -161,18 +27,16 @@ References
 """
 
 import math
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..accounting import Composed, Gaussian, Laplace, Repeated, calibrate, get_epsilon
-from ..losses import BinaryLogisticLoss, MultinomialLogisticLoss
-from ..losses.hinge import _MarginLoss
 from .._param_validation import POSITIVE, POSITIVE_INT, StrOptions
+from ..accounting import Composed, Gaussian, Repeated, calibrate, get_epsilon, noise_mechanism
 from ._base import Plan, Solver, SolverResult
+from ._first_order import noisy_first_order
 from ._registry import register_solver
-from .gd import noise_mechanism, sampling_rate
+
 
 __all__ = [
     "HeavyBall",
@@ -181,7 +45,6 @@ __all__ = [
     "accelerated_schedule",
     "bound_curve",
     "log_weights",
-    "public_initial_gap",
     "split_weights",
 ]
 
@@ -319,49 +182,6 @@ def split_weights(log_a, delta, split):
     return w / w.sum()
 
 
-def public_initial_gap(problem):
-    r"""A public upper bound on :math:`E_0 = F(x_0) - F^*`, or None.
-
-    At :math:`x_0 = 0` every margin is 0 and the penalty vanishes, so
-    :math:`F(0)` is the loss at margin 0, whatever the data: :math:`\log 2`
-    for binary logistic, :math:`\log K` for multinomial over K classes, the
-    margin loss at 0 (per one-vs-rest column) for the hinge family (1 for
-    hinge and squared hinge, :math:`1 - h/2` or :math:`1 / (2h)` for the
-    smoothed hinge of width h <= 1 or > 1). These
-    losses and the L2 penalty are non-negative, so :math:`F^* \ge 0` and
-    :math:`E_0 \le F(0)`. Only the loss's type, its public parameters and
-    the coefficient shape are read (never the data); a loss may also give
-    the constant itself as ``value_at_zero``. None when the start is not 0
-    or the loss is unknown (matrix sensing).
-    """
-    if np.any(problem.initial_coef() != 0):
-        return None
-    loss = problem.loss
-    shape = tuple(problem.coef_shape)
-    value = getattr(loss, "value_at_zero", None)
-    if callable(value):
-        value = value()
-    if value is None:
-        if isinstance(loss, BinaryLogisticLoss):
-            value = math.log(2.0)
-        elif isinstance(loss, MultinomialLogisticLoss):
-            value = math.log(shape[-1])
-        elif isinstance(loss, _MarginLoss):
-            columns = shape[1] if len(shape) == 2 else 1
-            value = columns * float(loss._loss(np.zeros(1))[0])  # a function of 0 only
-    if value is None or not np.isfinite(value) or value <= 0:
-        return None
-    return float(value)
-
-
-def _initial_gap(problem, option):
-    """``initial_gap`` option resolved: 'auto' is :func:`public_initial_gap` or 1."""
-    if not (isinstance(option, str) and option == "auto"):
-        return float(option)
-    gap = public_initial_gap(problem)
-    return 1.0 if gap is None else gap
-
-
 def bound_curve(schedule, L, mu, *, n_params, n_samples, clip_norm, epsilon, delta,
                 split, initial_gap, z_eff=None, rate=1.0):
     """Bound (4.6) (or its Gaussian / uniform analogue) for every ``T' <= len(schedule)``.
@@ -442,26 +262,36 @@ _COMMON_CONSTRAINTS = {
 
 
 class _Accelerated(Solver):
-    """Shared planning and loop of the paper-001 solvers (see the module docstring)."""
+    """Shared planning of the paper-001 solvers (see the module docstring).
 
-    requires = frozenset({"gradient", "smooth"})
+    Options (``solver_params``)
+    ---------------------------
+    learning_rate : 'auto' or float, default='auto'
+        Step size; 'auto' is ``step_scale / L``.
+    step_scale : float, default=1.0
+        The constant c of the step ``c / L``.
+    budget_split : {'uniform', 'optimal'}
+        Per-step noise: equal, or minimising bound (4.6) (default of
+        ``nesterov`` and ``multistage_nesterov``).
+    initial_gap : 'auto' or float, default='auto'
+        :math:`E_0`, the bound on :math:`F(x_0) - F^*` used to choose T;
+        'auto' is the loss's public :math:`F(0)` (``log 2`` for binary
+        logistic), or 1 where none is known.
+    max_iter_cap : int, default=1000
+        Largest T considered when ``max_iter`` is None.
+    """
+
+    requires = frozenset({"gradient", "smooth", "convex", "penalty:strongly_convex"})
     option_constraints = _COMMON_CONSTRAINTS
     paper = ("001: Kuru, Birbil, Gürbüzbalaban, Yildirim, 'Differentially Private "
              "Accelerated Optimization Algorithms', SIAM J. Optim. 2022")
     method = None
-    default_max_iter = 100  # subsampled runs planned without the problem
-    plan_uses_problem = True  # plan(..., problem=) gives the exact per-step tree
 
-    # -- public constants --------------------------------------------------
-    def _constants(self, problem, options):
-        """``(L, mu, step)`` from public quantities; clear errors when missing."""
-        mu = problem.strong_convexity()
-        if mu is None or not mu > 0:
-            raise ValueError(
-                f"solver {self.name!r} needs a strongly convex objective: set alpha > 0 "
-                f"(got strong convexity {mu!r})."
-            )
-        L = problem.smoothness()
+    def _constants(self, spec):
+        """``(L, mu, step)`` from the spec's public constants."""
+        mu = spec.strong_convexity
+        L = spec.objective_smoothness
+        options = spec.options
         lr = options["learning_rate"]
         if L is None:
             if lr == "auto":
@@ -480,9 +310,6 @@ class _Accelerated(Solver):
             L = float(mu)  # a bound below mu is impossible; keep the weights finite
         return L, float(mu), float(step)
 
-    def _check(self, options):
-        return self.check_options(options)
-
     def _schedule(self, T, L, mu, step, options):
         extra = {}
         if self.method == "multistage_nesterov":
@@ -490,83 +317,28 @@ class _Accelerated(Solver):
                      "stage_p": options["stage_p"]}
         return accelerated_schedule(self.method, T, L, mu, step, **extra)
 
-    # -- planning ----------------------------------------------------------
-    def plan(self, n_samples, epsilon, delta, *, max_iter=None, batch_size=None,
-             problem=None, **options):
-        """Calibrate the run from public quantities.
-
-        Parameters
-        ----------
-        n_samples : int
-        epsilon, delta : float
-        max_iter : int or None
-            Number of steps; None chooses T by the bound (needs ``problem``
-            here or in ``solve``).
-        batch_size : int or None
-            Expected Poisson batch size; None for full batches.
-        problem : Problem or None
-            Read for its public constants only (smoothness, strong
-            convexity, coefficient shape, clip norm).
-        **options
-            ``solver_params``.
-
-        Returns
-        -------
-        plan : Plan
-        """
-        options = self._check(options)
-        rate = sampling_rate(n_samples, batch_size)
-        norm = 1 if delta == 0 else 2
-        if problem is not None:
-            return self._exact_plan(problem, n_samples, epsilon, delta, max_iter, rate, options)
-        if rate < 1.0:
-            T = int(max_iter) if max_iter is not None else self.default_max_iter
-            if options["budget_split"] != "uniform" or max_iter is None:
-                warnings.warn(
-                    f"solver {self.name!r} with batch_size planned without the problem's "
-                    f"public constants: using the uniform budget split and T = {T}.",
-                    UserWarning, stacklevel=2,
-                )
-            make = noise_mechanism(delta, rate)
-            z = calibrate(lambda z: Repeated(make(z), T), epsilon, delta)
-            return Plan(
-                mechanism=Repeated(make(z), T), noise_multiplier=z, n_iter=T,
-                details={"rate": rate, "norm": norm, "deferred": False,
-                         "noise_multipliers": np.full(T, z), "schedule": None,
-                         "max_iter": max_iter},
-            )
-        if delta == 0:
-            mechanism, z = Laplace(1.0 / epsilon), 1.0 / epsilon
-        else:
-            z = calibrate(Gaussian, epsilon, delta)
-            mechanism = Gaussian(z)
-        return Plan(
-            mechanism=mechanism, noise_multiplier=z, n_iter=0,
-            details={"rate": rate, "norm": norm, "deferred": True, "max_iter": max_iter},
-        )
-
-    def _exact_plan(self, problem, n_samples, epsilon, delta, max_iter, rate, options,
-                    z_eff=None):
-        L, mu, step = self._constants(problem, options)
+    def plan(self, spec):
+        """Choose T, the step schedule and the per-step noise; calibrate them."""
+        options = spec.options
+        epsilon, delta, rate = spec.epsilon, spec.delta, spec.sampling_rate
+        L, mu, step = self._constants(spec)
         split = options["budget_split"]
-        n_params = int(np.prod(problem.coef_shape))
-        C = float(problem.clip_norm)
-        if delta > 0 and z_eff is None:
-            z_eff = calibrate(Gaussian, epsilon, delta)
+        z_eff = None if delta == 0 else calibrate(Gaussian, epsilon, delta)
         bound = None
-        initial_gap = _initial_gap(problem, options["initial_gap"])
-        if max_iter is None:
-            cap = int(options["max_iter_cap"])
-            full = self._schedule(cap, L, mu, step, options)
+        initial_gap = options["initial_gap"]
+        if initial_gap == "auto":
+            initial_gap = spec.initial_value if spec.initial_value is not None else 1.0
+        if spec.max_iter is None:
+            full = self._schedule(int(options["max_iter_cap"]), L, mu, step, options)
             bound = bound_curve(
-                full, L, mu, n_params=n_params, n_samples=n_samples, clip_norm=C,
-                epsilon=epsilon, delta=delta, split=split,
-                initial_gap=initial_gap, z_eff=z_eff, rate=rate,
+                full, L, mu, n_params=spec.n_params, n_samples=spec.n_samples,
+                clip_norm=spec.clip_norm, epsilon=epsilon, delta=delta, split=split,
+                initial_gap=float(initial_gap), z_eff=z_eff, rate=rate,
             )
             T = int(np.argmin(bound)) + 1
             schedule = full.truncate(T)
         else:
-            T = int(max_iter)
+            T = int(spec.max_iter)
             schedule = self._schedule(T, L, mu, step, options)
         _, log_a = log_weights(schedule, L, mu)
         shares = split_weights(log_a, delta, split)
@@ -601,85 +373,25 @@ class _Accelerated(Solver):
                                         for lv, k in zip(levels, counts)]),
                     epsilon, delta)
             zs = common * w
-        mechanism = _tree(make, zs)
         return Plan(
-            mechanism=mechanism, noise_multiplier=float(common), n_iter=T,
+            spec=spec, mechanism=_tree(make, zs), n_iter=T, noise_multiplier=float(common),
             details={
-                "rate": rate, "norm": 1 if delta == 0 else 2, "deferred": False,
                 "noise_multipliers": zs, "schedule": schedule, "shares": shares,
                 "log_weights": log_a, "smoothness": L, "strong_convexity": mu,
-                "bound": bound, "max_iter": max_iter, "z_eff": z_eff,
-                "initial_gap": initial_gap,
+                "bound": bound, "z_eff": z_eff, "initial_gap": float(initial_gap),
             },
         )
 
-    # -- solving -----------------------------------------------------------
-    def solve(self, problem, epsilon, delta, rng, *, plan, verbose=0, **options):
-        """Run the planned noisy iterations; return the last iterate.
-
-        A deferred plan (made without the problem) is completed here from
-        the problem's public constants; its charged mechanism dominates the
-        run (see the module docstring).
-        """
-        options = self._check(options)
-        details = plan.details
-        rate = details["rate"]
-        if details.get("deferred"):
-            run = self._exact_plan(
-                problem, problem.n_samples, epsilon, delta, details["max_iter"], rate,
-                options, z_eff=None if delta == 0 else plan.noise_multiplier,
-            )
-            zs = run.details["noise_multipliers"]
-            if delta > 0:
-                # the run must be no less private than the charged Gaussian(z_eff)
-                ok = float(np.sum(zs ** -2.0)) ** -0.5 >= plan.noise_multiplier
-            else:
-                ok = float(np.sum(1.0 / zs)) <= epsilon
-            if not ok:  # pragma: no cover - guards the closed forms
-                raise RuntimeError(
-                    f"solver {self.name!r}: the completed run would cost more than the "
-                    "charged mechanism; this is a bug, please report it."
-                )
-            plan = run
-            details = plan.details
-        schedule = details["schedule"]
-        if schedule is None:  # subsampled plan without the problem: uniform
-            L, mu, step = self._constants(problem, options)
-            schedule = self._schedule(plan.n_iter, L, mu, step, options)
-        coef = _run(problem, schedule, details["noise_multipliers"], rate, details["norm"],
-                    rng, heavy_ball=self.method == "heavy_ball", verbose=verbose,
-                    label=self.name)
-        return SolverResult(coef=coef, n_iter=plan.n_iter, cost=plan.mechanism)
-
-
-def _run(problem, schedule, noise_multipliers, rate, norm, rng, *, heavy_ball,
-         verbose=0, label=""):
-    """The shared loop: heavy ball, or NAG with per-step steps, momenta and restarts."""
-    n = problem.n_samples
-    C = problem.clip_norm
-    m = rate * n
-    draw = rng.laplace if norm == 1 else rng.normal
-    T = len(schedule.steps)
-    x = problem.initial_coef()
-    x_prev = x.copy()
-    for t in range(T):
-        if schedule.restarts[t]:
-            x_prev = x
-        beta = schedule.momenta[t]
-        point = x if heavy_ball else x + beta * (x - x_prev)
-        idx = None if rate >= 1.0 else np.flatnonzero(rng.random(n) < rate)
-        G = problem.loss.clipped_grad_sum(point, C, idx=idx, norm=norm)
-        G += draw(0.0, noise_multipliers[t] * C, size=G.shape)
-        g = G / m + problem.penalty_grad(point)
-        step = schedule.steps[t]
-        if heavy_ball:
-            x_new = x - step * g + beta * (x - x_prev)
-        else:
-            x_new = point - step * g
-        x_prev, x = x, x_new
-        if verbose > 1:
-            print(f"[{label}] iteration {t + 1}/{T}")
-    return x
+    def solve(self, queries, plan):
+        """Run the planned noisy iterations; return the last iterate."""
+        schedule = plan.details["schedule"]
+        coef = noisy_first_order(
+            queries, plan, steps=schedule.steps,
+            noise_multipliers=plan.details["noise_multipliers"],
+            momenta=schedule.momenta, restarts=schedule.restarts,
+            nesterov=self.method != "heavy_ball",
+        )
+        return SolverResult(coef=coef, n_iter=plan.n_iter)
 
 
 class HeavyBall(_Accelerated):
@@ -690,21 +402,8 @@ class HeavyBall(_Accelerated):
     momentum averages the noisy gradients (post-processing, no extra
     privacy cost). The paper has no heavy-ball bound of the form (4.3);
     T selection and ``budget_split='optimal'`` use NAG's weights as a
-    heuristic.
-
-    Options (``solver_params``)
-    ---------------------------
-    learning_rate : 'auto' or float, default='auto'
-        Step size; 'auto' is ``step_scale / L``.
-    step_scale : float, default=1.0
-        The constant c of the step ``c / L``.
-    budget_split : {'uniform', 'optimal'}, default='uniform'
-    initial_gap : 'auto' or float, default='auto'
-        :math:`E_0`, the bound on :math:`F(x_0) - F^*` used to choose T;
-        'auto' is the public :math:`F(0)` of the loss (``log 2`` for binary
-        logistic, see :func:`public_initial_gap`), or 1 where none is known.
-    max_iter_cap : int, default=1000
-        Largest T considered when ``max_iter`` is None.
+    heuristic. Options: those of :class:`_Accelerated`, ``budget_split``
+    defaulting to 'uniform'.
     """
 
     name = "heavy_ball"
@@ -720,21 +419,7 @@ class Nesterov(_Accelerated):
     :math:`\beta = (1 - \sqrt{\mu a}) / (1 + \sqrt{\mu a})`; per-step
     budgets :math:`\propto a_{T,t}^{1/3}` (pure DP, eq. 4.5) or zCDP shares
     :math:`\propto a_{T,t}^{1/2}` (Gaussian); T by bound (4.6) when
-    ``max_iter`` is None.
-
-    Options (``solver_params``)
-    ---------------------------
-    learning_rate : 'auto' or float, default='auto'
-        Step size; 'auto' is ``step_scale / L``.
-    step_scale : float, default=1.0
-        The constant c of the step ``c / L``.
-    budget_split : {'uniform', 'optimal'}, default='optimal'
-    initial_gap : 'auto' or float, default='auto'
-        :math:`E_0`, the bound on :math:`F(x_0) - F^*` used to choose T;
-        'auto' is the public :math:`F(0)` of the loss (``log 2`` for binary
-        logistic, see :func:`public_initial_gap`), or 1 where none is known.
-    max_iter_cap : int, default=1000
-        Largest T considered when ``max_iter`` is None.
+    ``max_iter`` is None. Options: those of :class:`_Accelerated`.
     """
 
     name = "nesterov"
@@ -746,21 +431,9 @@ class MultistageNesterov(_Accelerated):
     r"""DP multistage accelerated gradient (DP-MASG-opt, paper 001 Sec. 4.2).
 
     NAG in stages (4.7) with momentum restarts; the budget split and T use
-    the stage-dependent weights of (4.8).
+    the stage-dependent weights of (4.8). Options: those of
+    :class:`_Accelerated` (the step is stage 1's), and
 
-    Options (``solver_params``)
-    ---------------------------
-    learning_rate : 'auto' or float, default='auto'
-        Stage-1 step size; 'auto' is ``step_scale / L``.
-    step_scale : float, default=1.0
-        The constant c scaling every stage's step.
-    budget_split : {'uniform', 'optimal'}, default='optimal'
-    initial_gap : 'auto' or float, default='auto'
-        :math:`E_0`, the bound on :math:`F(x_0) - F^*` used to choose T;
-        'auto' is the public :math:`F(0)` of the loss (``log 2`` for binary
-        logistic, see :func:`public_initial_gap`), or 1 where none is known.
-    max_iter_cap : int, default=1000
-        Largest T considered when ``max_iter`` is None.
     first_stage_length : int or None, default=None
         :math:`n_1`; None is :math:`\lceil\sqrt\kappa \ln\kappa\rceil`.
     stage_p : int, default=1

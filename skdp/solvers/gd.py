@@ -34,22 +34,12 @@ import functools
 import numpy as np
 
 from .._param_validation import POSITIVE, UNIT_INTERVAL_RIGHT_OPEN, StrOptions
-from ..accounting import Gaussian, Laplace, PoissonSampled, Repeated, calibrate
+from ..accounting import Repeated, calibrate, noise_mechanism
 from ._base import Plan, Solver, SolverResult
+from ._first_order import noisy_first_order
 from ._registry import register_solver
 
-__all__ = ["GradientDescent", "noise_mechanism", "default_learning_rate", "calibrated_noise_multiplier"]
-
-
-def noise_mechanism(delta, rate=1.0):
-    """Per-step base mechanism factory ``z -> Mechanism`` (Gaussian or Laplace)."""
-    base = Laplace if delta == 0 else Gaussian
-
-    def make(z):
-        mech = base(z)
-        return mech if rate >= 1.0 else PoissonSampled(rate, mech)
-
-    return make
+__all__ = ["GradientDescent", "default_learning_rate", "calibrated_noise_multiplier"]
 
 
 @functools.lru_cache(maxsize=256)
@@ -63,7 +53,7 @@ def calibrated_noise_multiplier(n_steps, rate, epsilon, delta):
     return calibrate(lambda z: Repeated(make(z), n_steps), epsilon, delta)
 
 
-def default_learning_rate(problem, learning_rate, scale=1.0):
+def default_learning_rate(spec, learning_rate, scale=1.0):
     r"""Resolve ``learning_rate='auto'`` from the public smoothness of the objective.
 
     The step is :math:`\eta = 1 / (L_\ell / c + \alpha)` with :math:`L_\ell`
@@ -75,21 +65,13 @@ def default_learning_rate(problem, learning_rate, scale=1.0):
     """
     if learning_rate != "auto":
         return float(learning_rate)
-    L = problem.loss.smoothness()
-    if L is None:
+    if spec.smoothness is None:
         raise ValueError(
             "learning_rate='auto' needs a public smoothness bound, which requires "
             "data_norm (a bound on the row norms) and a smooth loss; set data_norm, or "
             "pass solver_params={'learning_rate': <float>}."
         )
-    return 1.0 / (L / scale + problem.alpha)
-
-
-def sampling_rate(n_samples, batch_size):
-    """Poisson sampling rate ``batch_size / n`` (1.0 for full batches)."""
-    if batch_size is None or batch_size >= n_samples:
-        return 1.0
-    return batch_size / n_samples
+    return 1.0 / (spec.smoothness / scale + spec.penalty.smoothness)
 
 
 class GradientDescent(Solver):
@@ -123,54 +105,24 @@ class GradientDescent(Solver):
     default_max_iter = 100
     learning_rate_scale = 4.0
 
-    def plan(self, n_samples, epsilon, delta, *, max_iter=None, batch_size=None, **options):
-        """Calibrate the per-step noise multiplier for the whole run."""
-        T = int(max_iter) if max_iter is not None else self.default_max_iter
-        rate = sampling_rate(n_samples, batch_size)
-        make = noise_mechanism(delta, rate)
-        z = calibrated_noise_multiplier(T, float(rate), float(epsilon), float(delta))
-        return Plan(
-            mechanism=Repeated(make(z), T),
-            noise_multiplier=z,
-            n_iter=T,
-            details={"rate": rate, "norm": 1 if delta == 0 else 2},
-        )
+    def plan(self, spec):
+        """Calibrate one noise multiplier for the whole run; resolve the step."""
+        T = int(spec.max_iter) if spec.max_iter is not None else self.default_max_iter
+        rate = spec.sampling_rate
+        lr = default_learning_rate(spec, spec.options["learning_rate"], self.learning_rate_scale)
+        z = calibrated_noise_multiplier(T, float(rate), float(spec.epsilon), float(spec.delta))
+        return Plan(spec=spec, mechanism=Repeated(spec.noise(z), T), n_iter=T,
+                    noise_multiplier=z, details={"learning_rate": lr})
 
-    def check_problem(self, problem, options):
-        """The step must be known from public constants before the charge."""
-        default_learning_rate(problem, options["learning_rate"], self.learning_rate_scale)
-
-    def solve(self, problem, epsilon, delta, rng, *, plan, learning_rate="auto",
-              average=0.0, verbose=0, **unused):
+    def solve(self, queries, plan):
         """Run the planned noisy iterations and return the released iterate."""
-        lr = default_learning_rate(problem, learning_rate, self.learning_rate_scale)
-        n = problem.n_samples
-        C = problem.clip_norm
-        rate = plan.details["rate"]
-        norm = plan.details["norm"]
-        scale = plan.noise_multiplier * C
-        m = rate * n
         T = plan.n_iter
-        W = problem.initial_coef()
-        avg_start = T - int(np.floor(average * T)) if average > 0 else T
-        W_sum = np.zeros_like(W)
-        n_avg = 0
-        for t in range(T):
-            idx = None if rate >= 1.0 else np.flatnonzero(rng.random(n) < rate)
-            G = problem.loss.clipped_grad_sum(W, C, idx=idx, norm=norm)
-            if norm == 2:
-                G += rng.normal(0.0, scale, size=G.shape)
-            else:
-                G += rng.laplace(0.0, scale, size=G.shape)
-            W = W - lr * (G / m + problem.penalty_grad(W))
-            if t + 1 > avg_start:
-                W_sum += W
-                n_avg += 1
-            if verbose > 1:
-                print(f"[gd] iteration {t + 1}/{T}")
-        if n_avg:
-            W = W_sum / n_avg
-        return SolverResult(coef=W, n_iter=T, cost=plan.mechanism)
+        coef = noisy_first_order(
+            queries, plan, steps=np.full(T, plan.details["learning_rate"]),
+            noise_multipliers=np.full(T, plan.noise_multiplier),
+            average=plan.spec.options["average"],
+        )
+        return SolverResult(coef=coef, n_iter=T)
 
 
 register_solver(GradientDescent())
