@@ -1,19 +1,21 @@
 """PrivateEstimatorMixin: the fit skeleton shared by every skdp estimator.
 
-``fit`` always runs in this order (DESIGN.md section 2):
+``fit`` always runs in this order (DESIGN.md sections 2 and 4b):
 
 1. validate every parameter and solver option against its declared
    constraints (no data is read; a bad parameter costs nothing);
-2. resolve the solver and let it *plan* the run from public quantities
-   (n_samples and the shapes from metadata, epsilon, delta, max_iter,
-   batch_size): the plan holds the calibrated mechanism tree;
+2. build the public :class:`~skdp.solvers.ProblemSpec` from parameters and
+   metadata (n and the number of features; for classifiers the label set,
+   public when given as ``classes=``) and let the solver *plan* once;
 3. check the plan against the accountant: an exhausted budget raises
    :class:`~skdp.BudgetError` before the data is read;
-4. validate the data (a malformed input raises and costs nothing) and check
-   the options against the problem's public constants;
+4. validate the data (a malformed input raises and costs nothing) and bind
+   the loss to it;
 5. charge the accountant with the plan's mechanism (and the seed's key);
-6. solve with noise from the fit's own stream, then store only released
-   quantities.
+6. solve through :class:`~skdp.solvers.PrivateQueries` (noise from the
+   fit's own stream; a query beyond the plan fails before it runs), check
+   that what ran composes to no more than the charge, and store only
+   released quantities.
 
 A fit that fails at any step leaves the estimator exactly as it was.
 
@@ -40,8 +42,14 @@ from ._param_validation import (
     validate_params,
 )
 from ._seeding import noise_generator, seed_key
-from .accounting import BudgetAccountant, context_accountant, current_accountant
-from .solvers import available_solvers, get_solver
+from .accounting import BudgetAccountant, context_accountant, current_accountant, get_epsilon
+from .solvers import (
+    L2Penalty,
+    PrivateQueries,
+    ProblemSpec,
+    available_solvers,
+    get_solver,
+)
 
 __all__ = ["PrivateEstimatorMixin"]
 
@@ -74,15 +82,20 @@ def n_columns(X):
 class PrivateEstimatorMixin:
     """Common parameters, validation and the private fit skeleton.
 
-    Subclasses define ``_auto_solver`` (the name 'auto' resolves to),
-    ``_loss_capabilities()``, ``_build_problem(X, y)`` (validates data,
-    returns a :class:`~skdp.solvers.Problem`) and ``_set_coef(coef)``;
-    optionally ``_specific_constraints`` (declared like
-    ``_common_constraints``), ``_validate_specific_params()`` (checks that
-    need more than one parameter), ``_default_solver_params(solver_name,
-    n_features)`` and ``_default_max_iter(solver_name)`` (per-estimator
-    defaults; public constants only) and ``_initial_coef(problem, rng)``
-    (a public random starting point).
+    Subclasses define, from public quantities only:
+
+    - ``_loss_capabilities()``: what the loss is, from the parameters;
+    - ``_public_labels(y)``: the label set (None for regressors);
+    - ``_public_loss(n_features, labels)``: ``(loss class, loss parameters,
+      coef_shape, n_outputs, row_bound, penalty mask)``;
+
+    and, on the data: ``_validate_data(X, y)``, ``_bind_loss(X, y, spec)``
+    (validates the data, returns the loss bound to it) and
+    ``_set_coef(coef, loss)``. Optional: ``_specific_constraints`` (declared
+    like ``_common_constraints``), ``_validate_specific_params()``,
+    ``_default_solver_params(solver_name, n_features)``,
+    ``_default_max_iter(solver_name)`` and ``_initial_coef(loss, rng)`` (a
+    public random start drawn after the charge).
     """
 
     _auto_solver = "gd"
@@ -131,20 +144,36 @@ class PrivateEstimatorMixin:
         """Iterations used when ``max_iter=None`` (override); None lets the solver choose."""
         return None
 
-    def _initial_coef(self, problem, rng):
+    def _initial_coef(self, loss, rng):
         """Public starting point drawn after the charge (override); None starts at 0."""
+        return None
+
+    def _public_labels(self, y):
+        """The public label set (classifiers); None for regressors."""
         return None
 
     def _loss_capabilities(self):  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _capabilities(self):
+        """What the loss and the penalty offer solvers (see ``ProblemSpec.capabilities``)."""
+        alpha = self.alpha if isinstance(self.alpha, (int, float)) else 0.0
+        penalty = L2Penalty(float(alpha)).capabilities
+        return frozenset(self._loss_capabilities()) | {f"penalty:{c}" for c in penalty}
+
     def _resolve_solver(self):
         valid = available_solvers(self)
         name = self._auto_solver if self.solver == "auto" else self.solver
         if name not in valid:
+            needs = ""
+            try:
+                missing = sorted(get_solver(name).requires - self._capabilities())
+                needs = f" (it needs {missing}, which these parameters do not offer)"
+            except ValueError:
+                pass
             raise ValueError(
                 f"solver={self.solver!r} is not available for {type(self).__name__} "
-                f"with these parameters; choose 'auto' or one of {valid}."
+                f"with these parameters{needs}; choose 'auto' or one of {valid}."
             )
         return name
 
@@ -202,47 +231,36 @@ class PrivateEstimatorMixin:
         self._validate_params()
         name = self._resolve_solver()
         solver = get_solver(name)
-        options = solver.check_options(
-            {**self._default_solver_params(name, n_columns(X)), **(self.solver_params or {})}
-        )
-        max_iter = self.max_iter if self.max_iter is not None else self._default_max_iter(name)
         accountant = self._accountant_in_force()
         key = seed_key(self.random_state)
-
-        def make_plan(n, **problem):
-            return solver.plan(
-                n, self.epsilon, self.delta,
-                max_iter=max_iter, batch_size=self.batch_size, **problem, **options,
+        n, n_features = n_rows(X), n_columns(X)
+        if n is None or n_features is None or n < 1:
+            # no usable metadata: data validation says what is wrong (costs nothing)
+            X, y = self._validate_data(X, y)
+            n, n_features = X.shape
+        spec = self._problem_spec(solver, n, n_features, self._public_labels(y))
+        plan = solver.plan(spec)  # once: this plan is what is checked and charged
+        accountant.check(self.epsilon, self.delta, mechanism=plan.mechanism)
+        loss = self._bind_loss(X, y, spec)
+        if loss.n_samples != spec.n_samples or tuple(loss.coef_shape) != spec.coef_shape:
+            raise ValueError(  # pragma: no cover - metadata and validated data disagree
+                "X's validated shape differs from its metadata; pass a numpy array, a "
+                "scipy sparse matrix or a pandas DataFrame."
             )
-
-        n_meta = n_rows(X)
-        plan = None
-        if n_meta is not None and n_meta >= 1:
-            plan = make_plan(n_meta)
-            accountant.check(self.epsilon, self.delta, mechanism=plan.mechanism)
-
-        problem = self._build_problem(X, y)
-        solver.check_problem(problem, options)
-        if getattr(solver, "plan_uses_problem", False):
-            # the exact per-step tree needs the problem's public constants
-            # (smoothness, strong convexity, coefficient shape); it is still
-            # charged before the solver reads the data
-            plan = make_plan(problem.n_samples, problem=problem)
-        elif plan is None or problem.n_samples != n_meta:
-            plan = make_plan(problem.n_samples)
         record = accountant.charge(
             self.epsilon, self.delta, mechanism=plan.mechanism,
             label=f"{type(self).__name__}(solver={name!r})", seed_key=key,
         )
         rng = self._noise_rng(record.seed_index)
-        init = self._initial_coef(problem, rng)
-        if init is not None:
-            problem.init = init
-        result = solver.solve(
-            problem, self.epsilon, self.delta, rng, plan=plan,
-            verbose=self.verbose, **options,
-        )
-        self._set_coef(np.asarray(result.coef), problem)
+        queries = PrivateQueries(loss, plan, rng, start=self._initial_coef(loss, rng))
+        result = solver.solve(queries, plan)
+        ran = get_epsilon(queries.ran, self.delta) if queries.ran.mechanisms else 0.0
+        if not ran <= float(self.epsilon) * (1 + 1e-6):  # pragma: no cover - enforced per query
+            raise RuntimeError(
+                f"solver {name!r} ran queries worth epsilon {ran:.6g}, more than the "
+                f"{self.epsilon} charged; nothing is released. This is a bug in the solver."
+            )
+        self._set_coef(np.asarray(result.coef), loss)
         self.n_iter_ = int(result.n_iter)
         self.solver_ = name
         self.privacy_spent_ = (float(self.epsilon), float(self.delta))
@@ -252,3 +270,25 @@ class PrivateEstimatorMixin:
                 f"[{type(self).__name__}] solver={name} n_iter={self.n_iter_} "
                 f"epsilon={self.epsilon} delta={self.delta}"
             )
+
+    def _problem_spec(self, solver, n_samples, n_features, labels):
+        """The public :class:`~skdp.solvers.ProblemSpec` of this fit (no data value)."""
+        loss_cls, loss_params, coef_shape, n_outputs, row_bound, mask = self._public_loss(
+            n_features, labels)
+        capabilities, smoothness, initial_value = loss_cls.public_constants(
+            row_bound, n_outputs, **loss_params)
+        options = solver.check_options(
+            {**self._default_solver_params(solver.name, n_features),
+             **(self.solver_params or {})})
+        max_iter = (self.max_iter if self.max_iter is not None
+                    else self._default_max_iter(solver.name))
+        return ProblemSpec(
+            n_samples=int(n_samples), coef_shape=tuple(coef_shape),
+            loss_capabilities=frozenset(capabilities), smoothness=smoothness,
+            initial_value=initial_value,
+            penalty=L2Penalty(float(self.alpha), mask),
+            clip_norm=float(self.clip_norm),
+            data_norm=None if self.data_norm is None else float(self.data_norm),
+            epsilon=float(self.epsilon), delta=float(self.delta),
+            batch_size=self.batch_size, max_iter=max_iter, options=options,
+        )

@@ -7,11 +7,10 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from ._base import PrivateEstimatorMixin
 from .losses import LinearDesign
-from .solvers import Problem
 
 __all__ = ["PrivateLinearClassifier"]
 
@@ -135,8 +134,9 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
     """Base of private linear classifiers: data handling and prediction.
 
     Subclasses take a ``classes`` parameter (the public label set, or None)
-    and implement ``_make_loss(design, classes_index, n_classes)`` returning a
-    GLM loss whose coefficients have shape ``(n_params,)`` for two classes
+    and implement ``_loss_class(n_classes)`` -> ``(GLM loss class, its public
+    parameters)`` and ``_encode_targets(y_index, n_classes)`` (the targets
+    that loss takes); coefficients have shape ``(n_params,)`` for two classes
     and ``(n_params, n_classes)`` otherwise.
     """
 
@@ -144,36 +144,61 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         # parameters only: the label set given as classes= is public
         public_classes(self.classes)
 
-    def _build_problem(self, X, y):
+    def _validate_data(self, X, y):
         X, y = validate_data(
             self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
             y_numeric=False,
         )
         check_classification_targets(y)
+        return X, y
+
+    def _public_labels(self, y):
+        """The label set: ``classes=`` (public), or read from y (released in ``classes_``)."""
+        if self.classes is not None:
+            return public_classes(self.classes)
+        y = column_or_1d(y, warn=False)
+        check_classification_targets(y)
+        classes = LabelEncoder().fit(y).classes_
+        if len(classes) < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs samples of at least 2 classes, but y "
+                "contains only one class. Pass the public label set as classes= "
+                "(then a y with one label present is fine), or fit on data with "
+                "at least 2 classes."
+            )
+        return classes
+
+    def _public_loss(self, n_features, labels):
+        n_classes = len(labels)
+        loss_cls, params = self._loss_class(n_classes)
+        n_params = n_features + int(self.fit_intercept)
+        n_outputs = None if n_classes == 2 else n_classes
+        coef_shape = (n_params,) if n_outputs is None else (n_params, n_outputs)
+        mask = np.ones(coef_shape, dtype=bool)
+        if self.fit_intercept:
+            mask[-1] = False
+        row_bound = None
+        if self.data_norm is not None:
+            row_bound = float(np.sqrt(self.data_norm**2 + float(self.fit_intercept)))
+        return loss_cls, params, coef_shape, n_outputs, row_bound, mask
+
+    def _bind_loss(self, X, y, spec):
+        X, y = self._validate_data(X, y)
+        classes = self._public_labels(y)
         if self.classes is None:
-            # not private: the label set present in y is released in classes_
-            encoder = LabelEncoder().fit(y)
-            classes, y_index = encoder.classes_, encoder.transform(y)
-            if len(classes) < 2:
-                raise ValueError(
-                    f"{type(self).__name__} needs samples of at least 2 classes, but y "
-                    "contains only one class. Pass the public label set as classes= "
-                    "(then a y with one label present is fine), or fit on data with "
-                    "at least 2 classes."
-                )
+            y_index = LabelEncoder().fit(y).transform(y)
         else:
-            classes = public_classes(self.classes)
             y_index = _encode_labels(y, classes)
         self.classes_ = classes
         design = LinearDesign(X, self.fit_intercept, self.data_norm)
-        loss = self._make_loss(design, y_index, len(classes))
-        penalised = np.ones(loss.coef_shape, dtype=bool)
-        if self.fit_intercept:
-            penalised[-1] = False
-        return Problem(loss=loss, alpha=float(self.alpha), clip_norm=float(self.clip_norm),
-                       penalised=penalised)
+        return self._make_loss(design, y_index, len(classes))
 
-    def _set_coef(self, W, problem):
+    def _make_loss(self, design, y_index, n_classes):
+        """The loss of ``_loss_class(n_classes)`` bound to the design and encoded labels."""
+        loss_cls, params = self._loss_class(n_classes)
+        return loss_cls(design, self._encode_targets(y_index, n_classes), **params)
+
+    def _set_coef(self, W, loss):
         d = self.n_features_in_
         if W.ndim == 1:
             W = W[:, None]

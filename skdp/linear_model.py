@@ -3,7 +3,7 @@
 import numpy as np
 from scipy.special import expit, softmax
 
-from ._linear import PrivateLinearClassifier
+from ._linear import PrivateLinearClassifier, public_classes
 from .losses import BinaryLogisticLoss, MultinomialLogisticLoss
 
 __all__ = ["DPLogisticRegression"]
@@ -192,14 +192,20 @@ class DPLogisticRegression(PrivateLinearClassifier):
         self.verbose = verbose
 
     def _loss_capabilities(self):
-        return BinaryLogisticLoss.capabilities | {"hessian"}
+        classes = public_classes(self.classes) if self.classes is not None else None
+        if classes is None:  # binary or multinomial: what both offer
+            return BinaryLogisticLoss.capabilities & MultinomialLogisticLoss.capabilities
+        return self._loss_class(len(classes))[0].capabilities
 
-    def _make_loss(self, design, y_index, n_classes):
+    def _loss_class(self, n_classes):
+        return (BinaryLogisticLoss if n_classes == 2 else MultinomialLogisticLoss), {}
+
+    def _encode_targets(self, y_index, n_classes):
         if n_classes == 2:
-            return BinaryLogisticLoss(design, y_index.astype(np.float64))
+            return y_index.astype(np.float64)
         onehot = np.zeros((len(y_index), n_classes))
         onehot[np.arange(len(y_index)), y_index] = 1.0
-        return MultinomialLogisticLoss(design, onehot)
+        return onehot
 
     def predict_proba(self, X):
         """Class probabilities.

@@ -12,7 +12,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._base import PrivateEstimatorMixin
 from ._validation import make_rng
 from .losses import LinearDesign, MatrixSensingLoss
-from .solvers import Problem
 
 __all__ = ["DPMatrixSensing", "make_matrix_sensing"]
 
@@ -351,43 +350,52 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
         return DEFAULT_MAX_ITER if solver_name == "gd" else None
 
     # -- fit ----------------------------------------------------------------
-    def _build_problem(self, X, y):
-        X, y = validate_data(
+    def _validate_data(self, X, y):
+        return validate_data(
             self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], y_numeric=True,
         )
-        n_features = X.shape[1]
+
+    def _matrix_shape(self, n_features):
+        """(p, q): the parameter, checked against the number of columns, or (d, 1)."""
         if self.shape is None:
-            shape = (n_features, 1)
-        else:
-            shape = _check_shape(self.shape)
-            if shape[0] * shape[1] != n_features:
-                raise ValueError(
-                    f"X has {n_features} features, but shape={tuple(self.shape)} needs "
-                    f"p * q = {shape[0] * shape[1]}: each row must be a measurement matrix "
-                    "vectorised in C order (A.ravel())."
-                )
+            return (int(n_features), 1)
+        shape = _check_shape(self.shape)
+        if shape[0] * shape[1] != n_features:
+            raise ValueError(
+                f"X has {n_features} features, but shape={tuple(self.shape)} needs "
+                f"p * q = {shape[0] * shape[1]}: each row must be a measurement matrix "
+                "vectorised in C order (A.ravel())."
+            )
+        return shape
+
+    def _public_loss(self, n_features, labels):
+        shape = self._matrix_shape(n_features)
         rank = _check_rank(self.rank, shape)
+        n_params = (shape[0] + shape[1]) * rank + int(self.fit_intercept)
+        mask = np.ones(n_params, dtype=bool)
+        if self.fit_intercept:
+            mask[-1] = False
+        return MatrixSensingLoss, {}, (n_params,), None, None, mask
+
+    def _bind_loss(self, X, y, spec):
+        X, y = self._validate_data(X, y)
+        shape = self._matrix_shape(X.shape[1])
         self.shape_ = shape
         design = LinearDesign(X, False, self.data_norm)
-        loss = MatrixSensingLoss(design, np.asarray(y, dtype=np.float64), shape, rank,
+        return MatrixSensingLoss(design, np.asarray(y, dtype=np.float64), shape,
+                                 _check_rank(self.rank, shape),
                                  fit_intercept=self.fit_intercept,
                                  intercept_scale=_intercept_scale(shape, self.data_norm))
-        penalised = np.ones(loss.coef_shape, dtype=bool)
-        if self.fit_intercept:
-            penalised[-1] = False
-        return Problem(loss=loss, alpha=float(self.alpha), clip_norm=float(self.clip_norm),
-                       penalised=penalised)
 
-    def _initial_coef(self, problem, rng):
+    def _initial_coef(self, loss, rng):
         # U = V = 0 is an exact saddle: start from small public random factors
-        loss = problem.loss
         (p, q), rank = loss.shape, loss.rank
         U0 = rng.normal(0.0, INIT_SCALE, size=(p, rank))
         V0 = rng.normal(0.0, INIT_SCALE, size=(q, rank))
         return loss.pack(U0, V0, 0.0)
 
-    def _set_coef(self, W, problem):
-        U, V, c = problem.loss.unpack(W)
+    def _set_coef(self, W, loss):
+        U, V, c = loss.unpack(W)
         self.components_ = (U.copy(), V.copy())
         self.low_rank_matrix_ = U @ V.T
         self.coef_ = self.low_rank_matrix_.ravel()

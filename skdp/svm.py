@@ -287,13 +287,14 @@ class DPLinearSVC(PrivateLinearClassifier):
     def _default_max_iter(self, solver_name):
         return DEFAULT_MAX_ITER if solver_name == "gd" else None
 
-    def _make_loss(self, design, y_index, n_classes):
+    def _loss_class(self, n_classes):
         cls = HINGE_LOSSES[self.loss]
+        params = {"smoothing": float(self.smoothing)} if self.loss == "smooth_hinge" else {}
+        return cls, params
+
+    def _encode_targets(self, y_index, n_classes):
         if n_classes == 2:
-            signs = 2.0 * y_index.astype(np.float64) - 1.0
-        else:
-            signs = -np.ones((len(y_index), n_classes))
-            signs[np.arange(len(y_index)), y_index] = 1.0
-        if cls is HINGE_LOSSES["smooth_hinge"]:
-            return cls(design, signs, smoothing=float(self.smoothing))
-        return cls(design, signs)
+            return 2.0 * y_index.astype(np.float64) - 1.0
+        signs = -np.ones((len(y_index), n_classes))
+        signs[np.arange(len(y_index)), y_index] = 1.0
+        return signs

@@ -102,6 +102,42 @@ class GLMLoss:
         """Mean loss over all examples (non-private; for diagnostics)."""
         return float(np.mean(self.loss_values(W)))
 
+    @classmethod
+    def curvature(cls, **params):
+        """Bound on the loss's second derivative in the linear predictor, or None."""
+        return cls.curvature_bound
+
+    @classmethod
+    def value_at_zero(cls, n_outputs=None, **params):
+        """The loss at linear predictor 0 (every margin 0): a public ``F(0)``, or None."""
+        return None
+
+    @classmethod
+    def public_constants(cls, row_bound, n_outputs=None, **params):
+        """What the loss states about itself, from public quantities only.
+
+        Parameters
+        ----------
+        row_bound : float or None
+            Public bound on the norm of an implicit row ``[s x, 1]`` (from
+            ``data_norm`` and the intercept); None when rows are not clipped.
+        n_outputs : int or None
+            Number of coefficient columns (None for one vector).
+        **params
+            The loss's public parameters (e.g. ``smoothing``).
+
+        Returns
+        -------
+        capabilities : frozenset of str
+        smoothness : float or None
+            ``curvature * row_bound**2``: None without a row bound.
+        initial_value : float or None
+            The loss at linear predictor 0.
+        """
+        curvature = cls.curvature(**params)
+        smoothness = None if row_bound is None or curvature is None else curvature * row_bound**2
+        return cls.capabilities, smoothness, cls.value_at_zero(n_outputs, **params)
+
     def smoothness(self):
         """Public smoothness constant of one example's loss, or None.
 

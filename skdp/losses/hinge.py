@@ -60,6 +60,15 @@ class _MarginLoss(GLMLoss):
     def _residuals(self, Z, y):
         return y * self._dloss(y * Z)
 
+    @classmethod
+    def value_at_zero(cls, n_outputs=None, **params):
+        """The loss at margin 0, once per one-vs-rest column."""
+        return (n_outputs or 1) * cls._margin_loss_at_zero(**params)
+
+    @classmethod
+    def _margin_loss_at_zero(cls, **params):
+        return 1.0
+
     def _values(self, Z, y):
         values = self._loss(y * Z)
         return values if values.ndim == 1 else values.sum(axis=1)
@@ -89,6 +98,7 @@ class SquaredHingeLoss(_MarginLoss):
     per-example clipping bounds the sensitivity.
     """
 
+    capabilities = frozenset({"gradient", "smooth", "convex", "hessian"})
     curvature_bound = 2.0
 
     def _dloss(self, m):
@@ -124,6 +134,17 @@ class SmoothHingeLoss(_MarginLoss):
     smoothing : float, default=1.0
         The width ``h > 0``.
     """
+
+    capabilities = frozenset({"gradient", "smooth", "convex", "hessian"})
+
+    @classmethod
+    def curvature(cls, smoothing=1.0, **params):
+        return 1.0 / float(smoothing)
+
+    @classmethod
+    def _margin_loss_at_zero(cls, smoothing=1.0, **params):
+        h = float(smoothing)
+        return 1.0 - h / 2.0 if h <= 1.0 else 1.0 / (2.0 * h)
 
     def __init__(self, design, y, smoothing=1.0):
         if not np.isfinite(smoothing) or smoothing <= 0:

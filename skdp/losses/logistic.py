@@ -21,7 +21,12 @@ class BinaryLogisticLoss(GLMLoss):
         Labels encoded as 0.0 / 1.0.
     """
 
+    capabilities = frozenset({"gradient", "smooth", "convex", "hessian"})
     curvature_bound = 0.25
+
+    @classmethod
+    def value_at_zero(cls, n_outputs=None, **params):
+        return float(np.log(2.0))
 
     def _residuals(self, Z, y):
         return expit(Z) - y
@@ -51,6 +56,10 @@ class MultinomialLogisticLoss(GLMLoss):
     """
 
     curvature_bound = 0.5
+
+    @classmethod
+    def value_at_zero(cls, n_outputs=None, **params):
+        return float(np.log(n_outputs))
 
     def __init__(self, design, y):
         super().__init__(design, y)

@@ -65,6 +65,15 @@ class MatrixSensingLoss:
 
     capabilities = frozenset({"gradient", "smooth"})
 
+    @classmethod
+    def public_constants(cls, row_bound, n_outputs=None, **params):
+        """Capabilities, smoothness, value at 0: smooth but not convex, no global bound.
+
+        The gradient grows with the factors, so there is no public
+        smoothness constant, and the loss at the start depends on the data.
+        """
+        return cls.capabilities, None, None
+
     def __init__(self, design, y, shape, rank, fit_intercept=False, intercept_scale=1.0):
         p, q = shape
         if design.fit_intercept:

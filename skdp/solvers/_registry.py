@@ -76,7 +76,7 @@ def get_solver(name):
 def _capabilities(estimator):
     if isinstance(estimator, type):
         estimator = estimator()
-    return estimator._loss_capabilities()
+    return estimator._capabilities()
 
 
 def available_solvers(estimator=None):
@@ -86,8 +86,9 @@ def available_solvers(estimator=None):
     ----------
     estimator : estimator class, estimator instance or None
         A class is judged with its default parameters, an instance with its
-        current ones (e.g. ``DPLinearSVC(loss='hinge')`` is not smooth).
-        None lists every registered solver.
+        current ones (e.g. ``DPLinearSVC(loss='hinge')`` is not smooth,
+        ``alpha=0`` is not strongly convex). None lists every registered
+        solver.
 
     Returns
     -------
