@@ -31,7 +31,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ._param_validation import (
+from .validation import (
     NONNEGATIVE,
     POSITIVE,
     POSITIVE_INT,

@@ -158,18 +158,12 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
             return public_classes(self.classes)
         y = column_or_1d(y, warn=False)
         check_classification_targets(y)
-        classes = LabelEncoder().fit(y).classes_
-        if len(classes) < 2:
-            raise ValueError(
-                f"{type(self).__name__} needs samples of at least 2 classes, but y "
-                "contains only one class. Pass the public label set as classes= "
-                "(then a y with one label present is fine), or fit on data with "
-                "at least 2 classes."
-            )
-        return classes
+        return LabelEncoder().fit(y).classes_
 
     def _public_loss(self, n_features, labels):
-        n_classes = len(labels)
+        # fewer than 2 labels in y: the fit fails when the data is validated,
+        # after the budget check, so an exhausted budget is reported first
+        n_classes = max(2, len(labels))
         loss_cls, params = self._loss_class(n_classes)
         n_params = n_features + int(self.fit_intercept)
         n_outputs = None if n_classes == 2 else n_classes
@@ -186,6 +180,13 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         X, y = self._validate_data(X, y)
         classes = self._public_labels(y)
         if self.classes is None:
+            if len(classes) < 2:
+                raise ValueError(
+                    f"{type(self).__name__} needs samples of at least 2 classes, but y "
+                    "contains only one class. Pass the public label set as classes= "
+                    "(then a y with one label present is fine), or fit on data with "
+                    "at least 2 classes."
+                )
             y_index = LabelEncoder().fit(y).transform(y)
         else:
             y_index = _encode_labels(y, classes)

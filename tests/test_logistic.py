@@ -12,7 +12,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import Normalizer
 
 from skdp import BudgetAccountant, BudgetError, DPLogisticRegression
-from skdp.accounting import Gaussian, Repeated, get_epsilon
+from skdp.accounting import Gaussian, Repeated, calibrate, get_epsilon
 from skdp.losses import GLMLoss
 from skdp.solvers import get_solver
 
@@ -129,8 +129,7 @@ def test_added_noise_has_the_calibrated_std(monkeypatch):
         epsilon=eps, delta=delta, alpha=0.0, clip_norm=C, max_iter=T, solver="gd",
         solver_params={"learning_rate": lr}, random_state=1,
     ).fit(X, y)
-    plan = get_solver("gd").plan(n, eps, delta, max_iter=T)
-    z = plan.noise_multiplier
+    z = calibrate(lambda z: Repeated(Gaussian(z), T), eps, delta)
     eps_of_z = get_epsilon(Repeated(Gaussian(z), T), delta)
     assert 0.995 * eps <= eps_of_z <= eps
     expected = lr / n * z * C * np.sqrt(T)

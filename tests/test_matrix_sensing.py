@@ -128,11 +128,11 @@ class _StartingPoint(Solver):
     name = "test_starting_point"
     requires = frozenset({"gradient"})
 
-    def plan(self, n_samples, epsilon, delta, *, max_iter=None, batch_size=None, **options):
-        return Plan(mechanism=Gaussian(100.0), noise_multiplier=100.0, n_iter=0)
+    def plan(self, spec):
+        return Plan(spec=spec, mechanism=Gaussian(100.0), n_iter=0)
 
-    def solve(self, problem, epsilon, delta, rng, *, plan, **options):
-        return SolverResult(coef=problem.initial_coef(), n_iter=0, cost=plan.mechanism)
+    def solve(self, queries, plan):
+        return SolverResult(coef=queries.initial_coef(), n_iter=0)
 
 
 # -- the estimator ------------------------------------------------------------------

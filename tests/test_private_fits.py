@@ -181,7 +181,7 @@ def test_a_thread_is_never_charged_to_another_threads_accountant(data):
     ({"solver": "nesterov", "solver_params": {"budget_split": "half"}}, "budget_split"),
     ({"solver": "nesterov", "solver_params": {"max_iter_cap": 0}}, "max_iter_cap"),
     ({"solver": "multistage_nesterov", "solver_params": {"stage_p": 1.5}}, "stage_p"),
-    ({"solver": "nesterov", "alpha": 0.0}, "strongly convex"),
+    ({"solver": "nesterov", "alpha": 0.0}, "strongly_convex"),
     ({"epsilon": float("nan")}, "epsilon"),
     ({"random_state": -1}, "random_state"),
     ({"verbose": -1}, "verbose"),
@@ -232,10 +232,10 @@ class _CrashingSolver(Solver):
     name = "test_crash"
     requires = frozenset({"gradient"})
 
-    def plan(self, n_samples, epsilon, delta, *, max_iter=None, batch_size=None, **options):
-        return Plan(mechanism=Repeated(Gaussian(50.0), 1), noise_multiplier=50.0, n_iter=1)
+    def plan(self, spec):
+        return Plan(spec=spec, mechanism=Repeated(Gaussian(50.0), 1), n_iter=1)
 
-    def solve(self, problem, epsilon, delta, rng, *, plan, **options):
+    def solve(self, queries, plan):
         raise RuntimeError("solver crashed")
 
 

@@ -54,7 +54,7 @@ def test_hinge_and_squared_hinge_values_and_derivatives():
     loss, values, grads = _loss(SquaredHingeLoss, m)
     np.testing.assert_allclose(values, np.maximum(0, 1 - m) ** 2)
     np.testing.assert_allclose(grads, -2 * np.maximum(0, 1 - m))
-    assert loss.capabilities == {"gradient", "smooth", "convex"}
+    assert loss.capabilities == {"gradient", "smooth", "convex", "hessian"}
     assert loss.curvature_bound == 2.0
 
 
@@ -115,9 +115,11 @@ def binary_data():
 
 
 def test_capabilities_follow_the_loss():
-    assert DPLinearSVC(loss="hinge")._loss_capabilities() == {"gradient", "convex"}
+    # what the loss states, and the solvers it admits (public API)
+    assert HINGE_LOSSES["hinge"].capabilities == {"gradient", "convex"}
     for loss in ("squared_hinge", "smooth_hinge"):
-        assert DPLinearSVC(loss=loss)._loss_capabilities() == {"gradient", "smooth", "convex"}
+        assert HINGE_LOSSES[loss].capabilities == {"gradient", "smooth", "convex", "hessian"}
+    assert available_solvers(DPLinearSVC(loss="hinge")) == ["gd"]
     smooth_only = set(available_solvers(DPLinearSVC())) - set(
         available_solvers(DPLinearSVC(loss="hinge")))
     assert "gd" in available_solvers(DPLinearSVC(loss="hinge"))

@@ -13,7 +13,7 @@ from typing import Mapping, Optional
 
 import numpy as np
 
-from .._param_validation import validate_params
+from ..validation import validate_params
 from ..accounting import noise_mechanism
 
 __all__ = ["L2Penalty", "ProblemSpec", "Plan", "SolverResult", "Solver"]
@@ -185,7 +185,7 @@ class Solver:
     A solver declares the capabilities it needs in ``requires`` (loss
     capabilities, and ``'penalty:...'`` for the penalty's), its ``options``
     (name -> default, given through ``solver_params``) with their
-    ``option_constraints`` (see :mod:`skdp._param_validation`), and the
+    ``option_constraints`` (see :mod:`skdp.validation`), and the
     ``paper`` it implements.
     """
 

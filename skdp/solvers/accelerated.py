@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._param_validation import POSITIVE, POSITIVE_INT, StrOptions
+from ..validation import POSITIVE, POSITIVE_INT, StrOptions
 from ..accounting import Composed, Gaussian, Repeated, calibrate, get_epsilon, noise_mechanism
 from ._base import Plan, Solver, SolverResult
 from ._first_order import noisy_first_order

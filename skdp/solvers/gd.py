@@ -33,7 +33,7 @@ import functools
 
 import numpy as np
 
-from .._param_validation import POSITIVE, UNIT_INTERVAL_RIGHT_OPEN, StrOptions
+from ..validation import POSITIVE, UNIT_INTERVAL_RIGHT_OPEN, StrOptions
 from ..accounting import Repeated, calibrate, noise_mechanism
 from ._base import Plan, Solver, SolverResult
 from ._first_order import noisy_first_order

@@ -1,5 +1,8 @@
 """Declarative parameter constraints, checked before a fit is charged.
 
+Public so that a solver written outside skdp can declare its options'
+constraints the way the built-in ones do (``Solver.option_constraints``).
+
 Every estimator parameter and every solver option is declared once, next to
 its owner, as a list of acceptable forms (any one of them will do)::
 
@@ -21,6 +24,11 @@ from numbers import Integral, Real
 import numpy as np
 
 __all__ = [
+    "POSITIVE",
+    "NONNEGATIVE",
+    "POSITIVE_INT",
+    "UNIT_INTERVAL_RIGHT_OPEN",
+    "RANDOM_STATE",
     "Interval",
     "StrOptions",
     "InstanceOf",

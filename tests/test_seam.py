@@ -1,0 +1,169 @@
+"""The seam between solvers and data (issue 11): one module and a registry entry
+make a solver; plan once; the data only through PrivateQueries, counted."""
+
+import ast
+import hashlib
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression, DPMatrixSensing
+from skdp.accounting import Repeated, calibrate
+from skdp.matrix_sensing import make_matrix_sensing
+from skdp.solvers import (
+    Plan, QueryBudgetError, Solver, SolverResult, register_solver, unregister_solver,
+)
+
+SKDP = Path(__file__).resolve().parents[1] / "skdp"
+
+
+# -- a new solver, written outside the package, in under 40 lines ----------------
+class ToyGD(Solver):
+    """Noisy gradient descent with a fixed step."""
+
+    name = "toy_gd"
+    requires = frozenset({"gradient"})
+    options = {"learning_rate": 0.5, "steps": 20}
+
+    def plan(self, spec):
+        T = spec.options["steps"]
+        z = calibrate(lambda z: Repeated(spec.noise(z), T), spec.epsilon, spec.delta)
+        return Plan(spec=spec, mechanism=Repeated(spec.noise(z), T), n_iter=T,
+                    noise_multiplier=z)
+
+    def solve(self, queries, plan):
+        W, lr = queries.initial_coef(), plan.spec.options["learning_rate"]
+        for _ in range(plan.n_iter):
+            g = queries.noisy_gradient(W, plan.noise_multiplier)
+            W = W - lr * (g + plan.spec.penalty.gradient(W))
+        return SolverResult(coef=W, n_iter=plan.n_iter)
+# --------------------------------------------------------------------------------
+
+
+class OneQueryTooMany(ToyGD):
+    name = "one_query_too_many"
+
+    def solve(self, queries, plan):
+        W = queries.initial_coef()
+        for _ in range(plan.n_iter + 1):
+            W = W - 0.1 * queries.noisy_gradient(W, plan.noise_multiplier)
+        return SolverResult(coef=W, n_iter=plan.n_iter + 1)
+
+
+class CountingPlans(ToyGD):
+    name = "counting_plans"
+    calls = []
+
+    def plan(self, spec):
+        self.calls.append(spec)
+        return super().plan(spec)
+
+
+@pytest.fixture
+def solvers():
+    made = [ToyGD(), OneQueryTooMany(), CountingPlans()]
+    for solver in made:
+        register_solver(solver)
+    yield
+    for solver in made:
+        unregister_solver(solver.name)
+
+
+def _data(cls):
+    if cls is DPMatrixSensing:
+        X, y, _ = make_matrix_sensing(400, shape=(3, 2), rank=1, random_state=0)
+        return X, y, {"shape": (3, 2), "rank": 1}
+    X, y = make_classification(n_samples=300, n_features=5, random_state=0)
+    return X / np.linalg.norm(X, axis=1, keepdims=True), y, {}
+
+
+ESTIMATORS = [DPLogisticRegression, DPLinearSVC, DPMatrixSensing]
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_a_toy_solver_from_outside_fits_every_estimator(cls, solvers):
+    X, y, params = _data(cls)
+    acc = BudgetAccountant()
+    est = cls(solver="toy_gd", accountant=acc, random_state=0, **params).fit(X, y)
+    assert est.solver_ == "toy_gd" and est.n_iter_ == 20
+    assert np.all(np.isfinite(est.coef_)) and len(acc.spends) == 1
+    baseline = est.score(X, y)
+    assert baseline > (0.8 if cls is not DPMatrixSensing else 0.0)
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_a_query_beyond_the_plan_fails_before_it_runs(cls, solvers):
+    X, y, params = _data(cls)
+    acc = BudgetAccountant()
+    est = cls(solver="one_query_too_many", accountant=acc, **params)
+    with pytest.raises(QueryBudgetError, match="plan does not provide"):
+        est.fit(X, y)
+    assert len(acc.spends) == 1          # charged, as every fit that touched data
+    assert not hasattr(est, "coef_")     # and nothing released
+
+
+def test_plan_is_called_once_per_fit(solvers):
+    X, y, _ = _data(DPLogisticRegression)
+    CountingPlans.calls.clear()
+    DPLogisticRegression(solver="counting_plans").fit(X, y)
+    assert len(CountingPlans.calls) == 1
+    spec = CountingPlans.calls[0]
+    # the spec holds no data: no array with a row per record
+    arrays = [v for v in vars(spec).values() if isinstance(v, np.ndarray)]
+    arrays += [v for v in vars(spec.penalty).values() if isinstance(v, np.ndarray)]
+    assert all(a.shape[0] != X.shape[0] or a.size == len(spec.coef_shape) for a in arrays)
+    assert spec.n_samples == X.shape[0] and spec.coef_shape == (X.shape[1] + 1,)
+
+
+# -- structure of the package ------------------------------------------------------
+def _sources(*parts):
+    for folder in parts:
+        yield from sorted((SKDP / folder).rglob("*.py"))
+
+
+def test_solvers_know_no_loss_class():
+    from skdp import losses
+    names = set(losses.__all__)
+    for path in _sources("solvers"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance":
+                used = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
+                assert not used & names, f"{path.name}: isinstance on {used & names}"
+            if isinstance(node, ast.ImportFrom) and node.module and "losses" in node.module:
+                pytest.fail(f"{path.name} imports from the losses package")
+
+
+def test_no_private_name_crosses_a_package_boundary():
+    for path in _sources("."):
+        rel = path.relative_to(SKDP).with_suffix("").parts
+        package = ("skdp",) + rel[:-1]           # the package this module is in
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom) or not node.level:
+                continue
+            base = package[:len(package) - (node.level - 1)]
+            module = base + tuple((node.module or "").split(".")) if node.module else base
+            if module[:len(package)] == package:
+                continue                          # inside its own package
+            shared = 0
+            while shared < min(len(module), len(package)) and module[shared] == package[shared]:
+                shared += 1
+            private = [p for p in module[shared:] if p.startswith("_")]
+            private += [a.name for a in node.names if a.name.startswith("_")]
+            assert not private, f"{path.relative_to(SKDP)} imports private {private}"
+
+
+def test_no_block_of_ten_lines_is_written_twice():
+    window, seen = 10, defaultdict(set)
+    for path in _sources("solvers", "accounting", "losses"):
+        lines = [ln.strip() for ln in path.read_text().splitlines()]
+        code = [ln for ln in lines if ln and not ln.startswith("#")]
+        for i in range(len(code) - window + 1):
+            block = "\n".join(code[i:i + window])
+            seen[hashlib.sha1(block.encode()).hexdigest()].add((path.name, i))
+    repeated = [sorted(places) for places in seen.values()
+                if len({p for p, _ in places}) > 1 or len(places) > 1]
+    assert not repeated, repeated[:3]
