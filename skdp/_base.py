@@ -234,7 +234,7 @@ class PrivateEstimatorMixin:
         accountant = self._accountant_in_force()
         key = seed_key(self.random_state)
         n, n_features = n_rows(X), n_columns(X)
-        if n is None or n_features is None or n < 1:
+        if n is None or n_features is None or n < 1 or n_features < 1:
             # no usable metadata: data validation says what is wrong (costs nothing)
             X, y = self._validate_data(X, y)
             n, n_features = X.shape
@@ -263,6 +263,7 @@ class PrivateEstimatorMixin:
         self._set_coef(np.asarray(result.coef), loss)
         self.n_iter_ = int(result.n_iter)
         self.solver_ = name
+        self.solver_params_ = dict(spec.options)
         self.privacy_spent_ = (float(self.epsilon), float(self.delta))
         self.data_norm_ = self.data_norm
         if self.verbose:

@@ -229,6 +229,8 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
         Defined only when X has feature names that are all strings.
     n_iter_ : int
     solver_ : str
+    solver_params_ : dict
+        The solver options the fit used (defaults filled in; public constants).
     privacy_spent_ : tuple of (float, float)
 
     Notes

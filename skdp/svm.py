@@ -152,6 +152,8 @@ class DPLinearSVC(PrivateLinearClassifier):
         Private iterations run.
     solver_ : str
         The solver used ('auto' resolved).
+    solver_params_ : dict
+        The solver options the fit used (defaults filled in; public constants).
     privacy_spent_ : tuple of (float, float)
         The (epsilon, delta) charged to the accountant by this fit.
 

@@ -161,11 +161,12 @@ def test_fit_predict_and_attributes(small):
 
 
 def test_gd_defaults_are_public_constants_and_can_be_overridden(small):
-    est = DPMatrixSensing(shape=(20, 5))
-    assert est._default_solver_params("gd") == {"learning_rate": 30.0, "average": 0.5}
-    est.set_params(data_norm=2.0)
-    assert est._default_solver_params("gd")["learning_rate"] == pytest.approx(7.5)
-    assert est._default_max_iter("gd") == 50
+    X20, y20, _ = make_matrix_sensing(50, shape=(20, 5), rank=1, random_state=0)
+    est = DPMatrixSensing(shape=(20, 5), max_iter=1).fit(X20, y20)
+    assert est.solver_params_ == {"learning_rate": 30.0, "average": 0.5}
+    est.set_params(data_norm=2.0).fit(X20, y20)
+    assert est.solver_params_["learning_rate"] == pytest.approx(7.5)
+    assert DPMatrixSensing(shape=(20, 5)).fit(X20, y20).n_iter_ == 50
     X, y, _ = small
     a = DPMatrixSensing(shape=(10, 8), rank=2, max_iter=5, random_state=0,
                         solver_params={"learning_rate": 1.0}).fit(X, y)

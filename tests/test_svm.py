@@ -19,7 +19,12 @@ SEEDS = range(5)
 
 # -- the losses ---------------------------------------------------------------------
 def _loss(cls, m, **kw):
-    """A loss at margins ``m`` (one feature equal to m, label +1, W = 1)."""
+    """A loss at margins ``m`` (one feature equal to m, label +1, W = 1).
+
+    Reads the per-example derivative ``_residuals`` directly: the public
+    methods only return sums over examples, and this unit test pins the
+    derivative at each margin, kinks included.
+    """
     design = LinearDesign(np.asarray(m, dtype=float)[:, None], fit_intercept=False)
     loss = cls(design, np.ones(len(m)), **kw)
     W = np.array([1.0])
@@ -188,9 +193,9 @@ def test_pure_dp_runs(binary_data):
 def test_hinge_step_defaults_and_overrides(binary_data):
     X, y = binary_data
     # the hinge has no smoothness constant: gd gets a public default step ...
-    assert DPLinearSVC(loss="hinge")._default_solver_params("gd") == {
+    assert DPLinearSVC(loss="hinge").fit(X, y).solver_params_ == {
         "learning_rate": 8.0, "average": 0.5}
-    assert DPLinearSVC()._default_solver_params("gd") == {}
+    assert DPLinearSVC().fit(X, y).solver_params_ == {"learning_rate": "auto", "average": 0.0}
     # ... which needs data_norm; without it the step must be given
     with pytest.raises(ValueError, match="learning_rate"):
         DPLinearSVC(loss="hinge", data_norm=None).fit(X, y)
