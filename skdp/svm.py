@@ -1,10 +1,10 @@
 """DPLinearSVC: differentially private linear support vector classification."""
 
-import numbers
 
 import numpy as np
 
 from ._linear import PrivateLinearClassifier
+from .validation import POSITIVE, StrOptions
 from .losses import HINGE_LOSSES
 
 __all__ = ["DPLinearSVC"]
@@ -258,16 +258,10 @@ class DPLinearSVC(PrivateLinearClassifier):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _validate_specific_params(self):
-        super()._validate_specific_params()
-        if not isinstance(self.loss, str) or self.loss not in HINGE_LOSSES:
-            raise ValueError(
-                f"loss must be one of {sorted(HINGE_LOSSES)}, got {self.loss!r}."
-            )
-        smoothing = self.smoothing
-        if (not isinstance(smoothing, numbers.Real) or isinstance(smoothing, bool)
-                or not np.isfinite(smoothing) or not smoothing > 0):
-            raise ValueError(f"smoothing must be a finite number > 0, got {smoothing!r}.")
+    _specific_constraints = {
+        "loss": [StrOptions(HINGE_LOSSES)],
+        "smoothing": [POSITIVE],
+    }
 
     def _loss_capabilities(self):
         loss = HINGE_LOSSES.get(self.loss) if isinstance(self.loss, str) else None
