@@ -45,6 +45,7 @@ from typing import Optional
 
 from scipy import special
 
+from ._checks import check_delta, check_epsilon, check_number
 from .mechanisms import Composed, Mechanism, Repeated, mechanism_from_dict
 from .rdp import (
     _DEFAULT_KEY,
@@ -1054,12 +1055,7 @@ def _mechanism_json(mechanism: Optional[Mechanism]) -> Optional[str]:
 
 
 def _check_budget_value(value, name, *, upper):
-    if isinstance(value, bool):
-        raise ValueError(f"BudgetAccountant: {name} must be a number, got {value!r}.")
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"BudgetAccountant: {name} must be a number, got {value!r}.") from None
+    value = check_number(value, name, "BudgetAccountant")
     if math.isnan(value) or value < 0 or value > upper:
         bound = "[0, 1]" if upper == 1.0 else "(0, inf]"
         raise ValueError(f"BudgetAccountant: {name} must be in {bound}, got {value!r}.")
@@ -1067,22 +1063,8 @@ def _check_budget_value(value, name, *, upper):
 
 
 def _make_spend(epsilon, delta, mechanism, label, seed_key) -> Spend:
-    if isinstance(epsilon, bool):
-        raise ValueError(f"spend: epsilon must be a number > 0, got {epsilon!r}.")
-    try:
-        epsilon = float(epsilon)
-    except (TypeError, ValueError):
-        raise ValueError(f"spend: epsilon must be a number > 0, got {epsilon!r}.") from None
-    if not (epsilon > 0 and math.isfinite(epsilon)):
-        raise ValueError(f"spend: epsilon must be > 0 and finite, got {epsilon!r}.")
-    if isinstance(delta, bool):
-        raise ValueError(f"spend: delta must be a number in [0, 1), got {delta!r}.")
-    try:
-        delta = float(delta)
-    except (TypeError, ValueError):
-        raise ValueError(f"spend: delta must be a number in [0, 1), got {delta!r}.") from None
-    if not (0.0 <= delta < 1.0):
-        raise ValueError(f"spend: delta must be in [0, 1), got {delta!r}.")
+    epsilon = check_epsilon(epsilon, "spend")
+    delta = check_delta(delta, "spend")
     if mechanism is not None:
         if not isinstance(mechanism, Mechanism):
             raise ValueError(f"spend: mechanism must be a Mechanism or None, got {mechanism!r}.")

@@ -8,7 +8,8 @@ from typing import Callable
 from scipy import optimize
 
 from .mechanisms import Mechanism
-from .rdp import _METHODS, _check_delta, get_epsilon
+from ._checks import check_delta, check_epsilon
+from .rdp import _METHODS, get_epsilon
 
 __all__ = ["calibrate"]
 
@@ -71,13 +72,8 @@ def calibrate(make_mechanism: Callable[[float], Mechanism], epsilon: float, delt
     """
     if not callable(make_mechanism):
         raise ValueError(f"calibrate: make_mechanism must be callable, got {make_mechanism!r}.")
-    try:
-        epsilon = float(epsilon)
-    except (TypeError, ValueError):
-        raise ValueError(f"calibrate: epsilon must be a number > 0, got {epsilon!r}.") from None
-    if not (epsilon > 0 and math.isfinite(epsilon)):
-        raise ValueError(f"calibrate: epsilon must be > 0 and finite, got {epsilon!r}.")
-    delta = _check_delta(delta)
+    epsilon = check_epsilon(epsilon, "calibrate")
+    delta = check_delta(delta, "calibrate")
     if method not in _METHODS:
         raise ValueError(f"calibrate: method must be one of {_METHODS}, got {method!r}.")
     lower = float(lower)

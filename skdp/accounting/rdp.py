@@ -28,6 +28,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import optimize, special
 
+from ._checks import check_delta
 from .mechanisms import (
     Composed,
     Gaussian,
@@ -424,15 +425,7 @@ def _sampled_cost(m: PoissonSampled, orders: tuple) -> _Cost:
 # ---------------------------------------------------------------------------
 
 def _check_delta(delta, *, name="delta") -> float:
-    if isinstance(delta, bool):
-        raise ValueError(f"{name} must be a number in [0, 1), got {delta!r}.")
-    try:
-        delta = float(delta)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in [0, 1), got {delta!r}.") from None
-    if not (0.0 <= delta < 1.0):
-        raise ValueError(f"{name} must be in [0, 1), got {delta!r}.")
-    return delta
+    return check_delta(delta, name=name)
 
 
 def rdp_to_epsilon(rdp, orders, delta: float) -> float:
