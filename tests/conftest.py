@@ -1,13 +1,18 @@
 """Shared fixtures: the real data sets in ../shared/data (never copied into the repo)."""
 
-import functools
 import os
-from pathlib import Path
 
-import numpy as np
-import pytest
-from sklearn.datasets import load_svmlight_file
-from sklearn.preprocessing import Normalizer
+# scikit-learn's array-API estimator checks run only when SciPy is imported with
+# array-API support; set it before anything imports SciPy so they run, not skip.
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
+
+import functools  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from sklearn.datasets import load_svmlight_file  # noqa: E402
+from sklearn.preprocessing import Normalizer  # noqa: E402
 
 SHARED_DATA = Path(
     os.environ.get("SKDP_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")

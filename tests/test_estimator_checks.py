@@ -5,11 +5,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import skdp
 
 
-def _estimators():
-    names = ["DPLogisticRegression", "DPLinearSVC", "DPMatrixSensing"]
-    return [getattr(skdp, n)() for n in names if hasattr(skdp, n)]
-
-
-@parametrize_with_checks(_estimators())
+@parametrize_with_checks([skdp.DPLogisticRegression(), skdp.DPLinearSVC(),
+                          skdp.DPMatrixSensing()])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
