@@ -29,10 +29,11 @@ What it measures
    the same machine load). Two per-iteration times are reported, both the
    median over repeated fits: *fit / n_iter_* (everything: validation, row
    norms, calibration, the loop) and *loop / iteration*: from the start of
-   the solver's first ``clipped_grad_sum`` call to the end of
-   ``solver.solve``, divided by the number of those calls (calibration,
-   validation and set-up excluded; instrumented by wrapping the registered
-   solver's ``solve`` and the loss's ``clipped_grad_sum`` during the fit).
+   the solver's first ``noisy_gradient`` query (one clipped gradient pass
+   plus its noise) to the end of ``solver.solve``, divided by the number of
+   those queries (planning, calibration, validation and set-up excluded;
+   instrumented by wrapping the registered solver's ``solve(queries, plan)``
+   and the ``noisy_gradient`` of the ``PrivateQueries`` it receives).
    Peak memory: ``tracemalloc`` peak during one separate fit at epsilon 1
    (tracing slows fits by about 30%, so timed fits are never traced); it
    counts numpy buffers allocated by ``fit``, not ``X`` itself.
@@ -399,11 +400,13 @@ def run_fit(est, X, y, *, trace_memory=False):
 def instrument_solver(name):
     """Time the loop of registered solver ``name`` during the fits in the block.
 
-    Wraps ``solver.solve`` (instance attribute, removed afterwards) and, for
-    the duration of each solve, the loss's ``clipped_grad_sum``. Yields a
-    list receiving one dict per solve: ``grad_calls``, and ``loop`` / ``loop_cpu``
-    (wall / process CPU seconds from the first gradient pass to the end of
-    solve).
+    Wraps ``solver.solve(queries, plan)`` (instance attribute, removed
+    afterwards) and, for each solve, the ``noisy_gradient`` method of the
+    :class:`~skdp.solvers.PrivateQueries` it receives (the solver's only way
+    to the data: one call is one clipped gradient pass plus its noise).
+    Yields a list receiving one dict per solve: ``grad_calls``, and ``loop``
+    / ``loop_cpu`` (wall / process CPU seconds from the start of the first
+    gradient query to the end of solve).
     """
     from skdp.solvers import get_solver
 
@@ -412,28 +415,23 @@ def instrument_solver(name):
     had_own = "solve" in vars(solver)
     original = solver.solve
 
-    def solve(problem, *args, **kwargs):
-        loss = problem.loss
+    def solve(queries, plan, *args, **kwargs):
         starts = []
-        loss_had_own = "clipped_grad_sum" in vars(loss)
-        grad = loss.clipped_grad_sum
+        query = queries.noisy_gradient  # the bound method of this fit's queries
 
-        def clipped_grad_sum(*a, **k):
+        def noisy_gradient(*a, **k):
             if not starts:
                 starts.append((time.perf_counter(), time.process_time()))
             else:
                 starts.append(None)
-            return grad(*a, **k)
+            return query(*a, **k)
 
-        loss.clipped_grad_sum = clipped_grad_sum
+        queries.noisy_gradient = noisy_gradient  # this fit's object only
         try:
-            return original(problem, *args, **kwargs)
+            return original(queries, plan, *args, **kwargs)
         finally:
             t1, c1 = time.perf_counter(), time.process_time()
-            if loss_had_own:
-                loss.clipped_grad_sum = grad
-            else:
-                del loss.clipped_grad_sum
+            del queries.noisy_gradient
             nan = float("nan")
             records.append({"grad_calls": len(starts),
                             "loop": (t1 - starts[0][0]) if starts else nan,
@@ -867,7 +865,7 @@ def write_markdown(path, config, datasets, rows, baselines, speed_rows, scaling_
         "ratios are measured side by side. See `benchmarks/run.py` for what is measured.",
         "",
         f"Privacy: ε ∈ {{{', '.join(f'{e:g}' for e in config.epsilons)}}}, "
-        f"δ = {config.delta:g}, add/remove-one neighbours; seeds (estimator "
+        f"δ = {config.delta:g}, zero-out neighbours; seeds (estimator "
         f"`random_state`) {list(config.seeds)}; every other parameter at the estimator's "
         "default; solvers from `skdp.solvers.available_solvers(EstimatorClass)`.",
         "",
@@ -896,8 +894,8 @@ def write_markdown(path, config, datasets, rows, baselines, speed_rows, scaling_
             "*Floor*: one `X @ w` plus one `X.T @ r` on the matrix given to `fit` "
             "(median of blocks of 5, sampled after each fit). *fit / n_iter_*: all of "
             "`fit()` (validation, row norms, calibration, loop). *loop / iteration*: from "
-            "the solver's first `clipped_grad_sum` call to the end of `solve`, divided by "
-            "the number of gradient passes (calibration and set-up excluded). Peak memory: "
+            "the solver's first `noisy_gradient` query to the end of `solve`, divided by "
+            "the number of gradient queries (planning, calibration and set-up excluded). Peak memory: "
             "`tracemalloc` peak of one separate fit (numpy buffers allocated by `fit`; `X` "
             "excluded).",
             "",

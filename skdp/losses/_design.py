@@ -22,20 +22,44 @@ __all__ = ["LinearDesign"]
 
 
 def _row_norms(X, ord):
-    """L2 or L1 norm of every row, in float64, without a copy of X."""
+    """L2 or L1 norm of every row, in float64, without a copy of X.
+
+    Overflow-safe for every finite input: rows whose fast sum of squares (or
+    of absolute values) overflows are computed again, scaled by their largest
+    entry first, so a record of any finite size has its true (finite) norm.
+    """
+    norms = _fast_row_norms(X, ord)
+    bad = np.flatnonzero(~np.isfinite(norms))
+    if bad.size:
+        rows = X[bad]
+        rows = rows.toarray() if sp.issparse(rows) else np.asarray(rows)
+        rows = rows.astype(np.float64)
+        peak = np.max(np.abs(rows), axis=1)
+        unit = rows / peak[:, None]
+        norms[bad] = peak * (np.sqrt(np.einsum("ij,ij->i", unit, unit)) if ord == 2
+                             else np.abs(unit).sum(axis=1))
+    return norms
+
+
+def _fast_row_norms(X, ord):
     if sp.issparse(X):
         if ord == 2:
-            return np.sqrt(row_norms(X, squared=True).astype(np.float64))
+            with np.errstate(over="ignore"):
+                return np.sqrt(row_norms(X, squared=True).astype(np.float64))
         X = sp.csr_matrix(X)  # no copy for CSR input
         rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-        return np.bincount(rows, weights=np.abs(X.data), minlength=X.shape[0])
+        with np.errstate(over="ignore"):
+            return np.bincount(rows, weights=np.abs(X.data), minlength=X.shape[0])
     if ord == 2:
-        return np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
+        with np.errstate(over="ignore"):
+            return np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
     # |X| in blocks of rows, so no temporary of the size of X
     out = np.empty(X.shape[0])
     step = max(1, (1 << 22) // max(1, X.shape[1]))
-    for start in range(0, X.shape[0], step):
-        out[start:start + step] = np.abs(X[start:start + step]).sum(axis=1, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        for start in range(0, X.shape[0], step):
+            out[start:start + step] = np.abs(X[start:start + step]).sum(axis=1,
+                                                                        dtype=np.float64)
     return out
 
 
@@ -60,6 +84,7 @@ class LinearDesign:
         self.n_samples, self.n_features = X.shape
         self.dtype = X.dtype
         norms = _row_norms(X, 2)
+        self.raw_row_norms = norms
         if data_norm is None:
             self.row_scale = None
         else:
@@ -68,9 +93,9 @@ class LinearDesign:
             scale[norms == 0] = 1.0
             # rows already inside the ball need no scaling: skip the products
             self.row_scale = None if np.all(scale == 1.0) else scale
-            norms = norms * scale
+            norms = np.minimum(norms, data_norm)  # = norms * scale, without rounding up
         self._l2_feature_norms = norms
-        self._l2_row_norms = np.sqrt(norms**2 + 1.0) if self.fit_intercept else norms
+        self._l2_row_norms = np.hypot(norms, 1.0) if self.fit_intercept else norms
         self._l1_feature_norms = None
 
     @property

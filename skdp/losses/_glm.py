@@ -79,10 +79,11 @@ class GLMLoss:
         Z = self.design.decision(W, idx)
         R = self._residuals(Z, self._y(idx))
         r_norm = np.abs(R) if R.ndim == 1 else np.linalg.norm(R, ord=norm, axis=1)
-        g_norm = r_norm * self.design.row_norms(norm, idx)
-        with np.errstate(divide="ignore"):
-            factor = np.minimum(1.0, clip_norm / g_norm)
-        factor[g_norm == 0] = 1.0
+        x_norm = self.design.row_norms(norm, idx)
+        # min(1, C / (|r| ||x||)) as (C / ||x||) / |r|: no product that overflows
+        with np.errstate(divide="ignore", over="ignore", under="ignore"):
+            factor = np.minimum(1.0, (clip_norm / x_norm) / r_norm)
+        factor[(r_norm == 0) | (x_norm == 0)] = 1.0
         R = R * (factor if R.ndim == 1 else factor[:, None])
         return self.design.weighted_sum(R, idx)
 

@@ -156,11 +156,12 @@ class MatrixSensingLoss:
         return value if idx is None else value[idx]
 
     @staticmethod
-    def _gram_triu(X, shape, side, chunk=4096):
-        """Upper triangles of ``A_i^T A_i`` (side 'right') or ``A_i A_i^T`` ('left').
+    def _gram_triu(X, shape, side, norms, chunk=4096):
+        """Upper triangles of ``B_i^T B_i`` (side 'right') or ``B_i B_i^T`` ('left').
 
-        Off-diagonal entries are doubled, so that ``G_i @ triu(S)`` equals
-        ``<A_i^T A_i, S>`` for a symmetric ``S``.
+        ``B_i = A_i / ||A_i||`` (unit rows: no overflow for any finite
+        record). Off-diagonal entries are doubled, so that ``G_i @ triu(S)``
+        equals ``<B_i^T B_i, S>`` for a symmetric ``S``.
         """
         p, q = shape
         d = q if side == "right" else p
@@ -168,20 +169,32 @@ class MatrixSensingLoss:
         weight = np.where(iu[0] == iu[1], 1.0, 2.0)
         out = np.empty((X.shape[0], len(iu[0])), dtype=np.float64)
         for start in range(0, X.shape[0], chunk):
-            A = X[start:start + chunk].reshape(-1, p, q).astype(np.float64)
+            A = (X[start:start + chunk].astype(np.float64)
+                 / norms[start:start + chunk, None]).reshape(-1, p, q)
             G = A.transpose(0, 2, 1) @ A if side == "right" else A @ A.transpose(0, 2, 1)
             out[start:start + chunk] = G[:, iu[0], iu[1]] * weight
         return out
 
     def _factor_sq_norm(self, F, side, how, X, idx):
-        """``||A_i F||_F^2`` (side 'right', F = V) or ``||A_i^T F||_F^2`` ('left', F = U)."""
+        """``||B_i F||_F^2`` (side 'right', F = V) or ``||B_i^T F||_F^2`` ('left', F = U).
+
+        ``B_i = A_i / ||A_i||``: the unit-norm row, so nothing overflows.
+        """
         p, q = self.shape
+        inv = 1.0 / self._safe_norms(idx)
         if how == "gram":
             d = F.shape[0]
             iu = np.triu_indices(d)
-            G = self._cached(("gram", side),
-                             lambda X_all: self._gram_triu(X_all, self.shape, side), idx)
-            return G @ (F @ F.T)[iu]
+            G = self._cached(
+                ("gram", side),
+                lambda X_all: self._gram_triu(X_all, self.shape, side, self._safe_norms(None)),
+                idx)
+            sq = G @ (F @ F.T)[iu]
+            # the Gram form cancels: it may round below the true value, even to 0,
+            # which would skip clipping; add its rounding bound (|G| <= 1 entrywise,
+            # |F F^T| <= ||F||_F^2) so the norm used for clipping is never too small
+            err = 4.0 * (len(iu[0]) + 1) * np.finfo(np.float64).eps * float(np.sum(F * F))
+            return np.maximum(sq, 0.0) + err
         m, r = X.shape[0], F.shape[1]
         if side == "right":
             rows = X.reshape(m * p, q)                       # rows A_i[j, :] (a view)
@@ -196,30 +209,32 @@ class MatrixSensingLoss:
             if idx is not None:
                 rows = rows.reshape(-1, q, p)[idx].reshape(-1, p)
         # (F^T @ rows^T) is the fast orientation of a tall-skinny product
-        prod = (F.T.astype(rows.dtype) @ rows.T).reshape(r, m, -1)
+        prod = (F.T.astype(rows.dtype) @ rows.T).reshape(r, m, -1) * inv[None, :, None]
         return np.einsum("aij,aij->i", prod, prod, dtype=np.float64)
 
     def _factor_sq_norms(self, U, V, idx):
-        """``||A_i V||_F^2 + ||A_i^T U||_F^2`` of the (row-clipped) rows."""
+        """``||B_i V||_F^2 + ||B_i^T U||_F^2`` of the unit rows ``B_i = A_i / ||A_i||``."""
         X = self.design.X if idx is None else self.design.X[idx]
         p, q = self.shape
         if sp.issparse(X):
             X = sp.csr_matrix(X)
             K_v = sp.kron(sp.identity(p, format="csr"), sp.csr_matrix(V), format="csr")
             K_u = sp.kron(sp.csr_matrix(U), sp.identity(q, format="csr"), format="csr")
-            AV = X @ K_v.astype(X.dtype)
-            AU = X @ K_u.astype(X.dtype)
+            unit = sp.diags(1.0 / self._safe_norms(idx)) @ X.astype(np.float64)
+            AV = unit @ K_v
+            AU = unit @ K_u
             sq = (np.asarray(AV.multiply(AV).sum(axis=1), dtype=np.float64).ravel()
                   + np.asarray(AU.multiply(AU).sum(axis=1), dtype=np.float64).ravel())
         else:
             how_v, how_u = self._dense_plan()
             sq = (self._factor_sq_norm(V, "right", how_v, X, idx)
                   + self._factor_sq_norm(U, "left", how_u, X, idx))
-            np.maximum(sq, 0.0, out=sq)   # the Gram form can round below 0
-        scale = self.design.row_scale
-        if scale is not None:
-            sq = sq * (scale if idx is None else scale[idx]) ** 2
         return sq
+
+    def _safe_norms(self, idx):
+        """Norms of the raw rows (1 for empty rows), to form unit rows."""
+        norms = self.design.raw_row_norms if idx is None else self.design.raw_row_norms[idx]
+        return np.where(norms > 0, norms, 1.0)
 
     def _assemble(self, weights, U, V, idx):
         """``(M V, M^T U, sum w)`` with ``M = sum_i w_i A_i``, flat like ``W``."""
@@ -255,13 +270,15 @@ class MatrixSensingLoss:
             )
         U, V, _ = self.unpack(W)
         rho = self.residuals(W, idx)
-        sq = self._factor_sq_norms(U, V, idx)
-        if self.fit_intercept:
-            sq = sq + self.intercept_scale ** 2
-        g_norm = np.abs(rho) * np.sqrt(sq)
-        with np.errstate(divide="ignore"):
-            factor = np.minimum(1.0, clip_norm / g_norm)
-        factor[g_norm == 0] = 1.0
+        # ||g_i|| = |rho_i| * ||(A_i V, A_i^T U, s)||, with ||A_i V||^2 + ||A_i^T U||^2 =
+        # ||A_i||^2 * (unit-row value): products of finite factors, never a square
+        # of a huge record, so every finite record is clipped (no inf * 0)
+        direction = np.hypot(self.design.row_norms(2, idx)
+                             * np.sqrt(self._factor_sq_norms(U, V, idx)),
+                             self.intercept_scale if self.fit_intercept else 0.0)
+        with np.errstate(divide="ignore", over="ignore"):
+            factor = np.minimum(1.0, (clip_norm / direction) / np.abs(rho))
+        factor[(rho == 0) | (direction == 0)] = 1.0
         return self._assemble(rho * factor, U, V, idx)
 
     def grad_sum(self, W, idx=None):
