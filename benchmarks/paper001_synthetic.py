@@ -14,7 +14,7 @@ Differences from the paper, all on the side of privacy:
   sqrt(20) (rows of [0, 1]^20), not the paper's data-derived 5.10.
 - ``--neighbours replace`` (default) uses the paper's replace-one
   sensitivity S_1 = 2 * 20 = 40 (clip_norm = 40 in L1: no clipping happens);
-  ``add-remove`` is skdp's convention, sensitivity 20 (half the noise).
+  ``zero-out`` is skdp's convention, sensitivity 20 (half the noise).
 - Laplace noise at scale b (the paper's code draws b / sqrt 2).
 
 ``--adult`` instead prints the Adult comparison of the paper-001 solvers
@@ -32,13 +32,20 @@ Measured (2 shared cores; nesterov with initial_gap='auto', i.e. E_0 = log 2):
 
 nesterov beats gd at epsilon 1 only; the variants tried at 0.1 and 0.5
 (iterate averaging, step c / L with c up to 4, other splits and T) are
-listed in the docstring of ``skdp/solvers/accelerated.py``.
+listed in ``docs/solvers.md``.
+
+Solvers are driven through the public seam: a
+:class:`~skdp.solvers.ProblemSpec` built from public constants, ``plan(spec)``
+once per configuration, and ``solve(PrivateQueries(loss, plan, rng, start),
+plan)`` per run. The non-private optimum F* uses the loss's ``grad_sum`` /
+``mean_loss`` and the penalty directly (diagnostics, never given to a solver).
 
 Run::
 
     python benchmarks/paper001_synthetic.py                 # 20 runs, c = 1
     python benchmarks/paper001_synthetic.py --runs 5 --c 1 0.1 --n-jobs 2
     python benchmarks/paper001_synthetic.py --adult
+    python benchmarks/paper001_synthetic.py --n 2000 --runs 2 --T 20 50   # seconds
 """
 
 import argparse
@@ -54,7 +61,7 @@ from sklearn.preprocessing import Normalizer
 
 from skdp import DPLogisticRegression
 from skdp.losses import BinaryLogisticLoss, LinearDesign
-from skdp.solvers import Problem, get_solver
+from skdp.solvers import L2Penalty, PrivateQueries, ProblemSpec, get_solver
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 ADULT_SOLVERS = ["gd", "nesterov", "multistage_nesterov", "heavy_ball"]
@@ -68,55 +75,103 @@ NOTES_C1 = {  # notes_001 section 5 re-run (c = 1, m = n, 20 runs, S_1 = 40)
 }
 
 
+class Objective:
+    """A loss bound to data, its L2 penalty and public constants (benchmark only).
+
+    ``objective`` and ``gradient`` are non-private (F* and diagnostics);
+    :meth:`spec` holds only public quantities and is all a solver plans from.
+    """
+
+    def __init__(self, loss, penalty, clip_norm, data_norm, row_bound, init=None):
+        self.loss = loss
+        self.penalty = penalty
+        self.clip_norm = float(clip_norm)
+        self.data_norm = data_norm
+        self.init = init
+        capabilities, smoothness, initial_value = type(loss).public_constants(row_bound)
+        self.capabilities = frozenset(capabilities)
+        self.loss_smoothness = smoothness
+        self.initial_value = initial_value
+
+    @property
+    def n_samples(self):
+        return self.loss.n_samples
+
+    @property
+    def coef_shape(self):
+        return tuple(self.loss.coef_shape)
+
+    def objective(self, W):
+        """F(W) = mean loss + penalty (non-private)."""
+        return self.loss.mean_loss(W) + self.penalty.value(W)
+
+    def gradient(self, W):
+        """Gradient of F (non-private)."""
+        return self.loss.grad_sum(W) / self.n_samples + self.penalty.gradient(W)
+
+    def initial_coef(self):
+        return np.zeros(self.coef_shape) if self.init is None else np.array(self.init, float)
+
+    def spec(self, solver, epsilon, delta, max_iter=None, **options):
+        """The public :class:`ProblemSpec` of one run of ``solver``."""
+        return ProblemSpec(
+            n_samples=int(self.n_samples), coef_shape=self.coef_shape,
+            loss_capabilities=self.capabilities, smoothness=self.loss_smoothness,
+            initial_value=self.initial_value, penalty=self.penalty,
+            clip_norm=self.clip_norm, data_norm=self.data_norm,
+            epsilon=float(epsilon), delta=float(delta), max_iter=max_iter,
+            options=solver.check_options(options),
+        )
+
+
 def make_problem(n, d, lam, sensitivity, seed=0):
-    """The paper's synthetic data as an skdp Problem (public L from data_norm)."""
+    """The paper's synthetic data as an :class:`Objective` (public L from data_norm)."""
     rng = np.random.default_rng(seed)
     U = rng.uniform(0.0, 1.0, size=(n, d))
     l1 = U.sum(axis=1, keepdims=True)
     U = U * np.minimum(1.0, 20.0 / l1)  # L1 ball of radius 20 (never active for d = 20)
     w = rng.standard_normal(d)
     y = (U @ w > 0).astype(float)
-    design = LinearDesign(U, fit_intercept=False, data_norm=math.sqrt(d))
+    data_norm = math.sqrt(d)
+    design = LinearDesign(U, fit_intercept=False, data_norm=data_norm)
     loss = BinaryLogisticLoss(design, y)
-    return Problem(loss=loss, alpha=2 * lam, clip_norm=sensitivity, init=np.full(d, 10.0))
+    return Objective(loss, L2Penalty(2 * lam), clip_norm=sensitivity, data_norm=data_norm,
+                     row_bound=data_norm, init=np.full(d, 10.0))
 
 
 def optimum(problem):
+    """F* by L-BFGS on the non-private objective: (value, minimiser)."""
     def fg(x):
-        return (problem.objective(x),
-                problem.loss.grad_sum(x) / problem.n_samples + problem.penalty_grad(x))
+        return problem.objective(x), problem.gradient(x)
 
     res = minimize(fg, np.zeros(problem.coef_shape), jac=True, method="L-BFGS-B",
                    options={"maxiter": 10000, "gtol": 1e-12, "ftol": 1e-16})
-    return res.fun
+    return res.fun, res.x
 
 
 def plan_method(method, problem, T, c, epsilon):
-    """(solver, plan, options) of one method at horizon T (public quantities only)."""
-    L = problem.smoothness()
-    n = problem.n_samples
+    """(solver, plan) of one method at horizon T (public quantities only)."""
     if method == "GD":
         solver = get_solver("gd")
-        options = solver.check_options({"learning_rate": c / L})
-        return solver, solver.plan(n, epsilon, 0.0, max_iter=T, **options), options
+        L = problem.loss_smoothness + problem.penalty.smoothness
+        spec = problem.spec(solver, epsilon, 0.0, max_iter=T, learning_rate=c / L)
+        return solver, solver.plan(spec)
     name = {"HB": "heavy_ball", "NAG": "nesterov", "MASG": "multistage_nesterov",
             "NAG-opt": "nesterov", "MASG-opt": "multistage_nesterov"}[method]
     solver = get_solver(name)
     opt = method.endswith("-opt")
-    options = solver.check_options({
-        "step_scale": c, "budget_split": "optimal" if opt else "uniform",
-        "initial_gap": 10.0, "max_iter_cap": T,
-    })
-    plan = solver.plan(n, epsilon, 0.0, max_iter=None if opt else T, problem=problem,
-                       **options)
-    return solver, plan, options
+    spec = problem.spec(solver, epsilon, 0.0, max_iter=None if opt else T,
+                        step_scale=c, budget_split="optimal" if opt else "uniform",
+                        initial_gap=10.0, max_iter_cap=T)
+    return solver, solver.plan(spec)
 
 
-def one_run(problem, plans, f_star, epsilon, seed):
+def one_run(problem, plans, f_star, seed):
     out = {}
-    for i, (key, (solver, plan, options)) in enumerate(plans.items()):
+    for i, (key, (solver, plan)) in enumerate(plans.items()):
         rng = np.random.default_rng([seed, i])
-        res = solver.solve(problem, epsilon, 0.0, rng, plan=plan, **options)
+        queries = PrivateQueries(problem.loss, plan, rng, start=problem.init)
+        res = solver.solve(queries, plan)
         out[key] = problem.objective(res.coef) - f_star
     return out
 
@@ -127,10 +182,20 @@ def adult():
     X, Xt = Normalizer().transform(X), Normalizer().transform(Xt)
 
     alpha = 1e-3
-    ref = DPLogisticRegression(alpha=alpha)
-    ref._validate_params()
-    problem = ref._build_problem(X, y)
-    f_star = optimum(problem)
+    # the objective DPLogisticRegression(alpha=alpha) minimises, from its public
+    # parameters: rows scaled to norm <= data_norm, labels {-1, 1} -> {0, 1},
+    # unpenalised intercept in the last coefficient
+    params = DPLogisticRegression(alpha=alpha).get_params()
+    design = LinearDesign(X, params["fit_intercept"], params["data_norm"])
+    loss = BinaryLogisticLoss(design, (y == 1).astype(np.float64))
+    mask = np.ones(loss.coef_shape, dtype=bool)
+    if params["fit_intercept"]:
+        mask[-1] = False
+    row_bound = (None if params["data_norm"] is None
+                 else math.sqrt(params["data_norm"] ** 2 + float(params["fit_intercept"])))
+    problem = Objective(loss, L2Penalty(alpha, mask), clip_norm=params["clip_norm"],
+                        data_norm=params["data_norm"], row_bound=row_bound)
+    f_star, W = optimum(problem)
     print(f"Adult, alpha = {alpha}, delta = 1e-5: mean excess empirical risk over 10 seeds "
           "(mean n_iter_ in brackets)\n")
     print("| epsilon | " + " | ".join(ADULT_SOLVERS) + " |")
@@ -147,10 +212,8 @@ def adult():
                 iters.append(est.n_iter_)
             cells.append(f"{np.mean(gaps):.5f} ({np.mean(iters):.0f})")
         print(f"| {eps} | " + " | ".join(cells) + " |")
-    W = minimize(lambda w: (problem.objective(w), problem.loss.grad_sum(w) / problem.n_samples
-                            + problem.penalty_grad(w)),
-                 np.zeros(problem.coef_shape), jac=True, method="L-BFGS-B").x
-    acc = np.mean(np.where(Xt @ W[:-1] + W[-1] > 0, 1, -1) == yt)
+    test_design = LinearDesign(Xt, params["fit_intercept"], params["data_norm"])
+    acc = np.mean(np.where(test_design.decision(W) > 0, 1, -1) == yt)
     print(f"\n(non-private optimum of this objective: test accuracy {acc:.4f})")
 
     print("\nAdult, estimator defaults (alpha = 1e-4, delta = 1e-5): test accuracy over "
@@ -180,7 +243,10 @@ def main():
     parser.add_argument("--c", type=float, nargs="+", default=[1.0])
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--n", type=int, default=100_000)
-    parser.add_argument("--neighbours", choices=["replace", "add-remove"], default="replace")
+    parser.add_argument("--neighbours", choices=["replace", "zero-out", "add-remove"],
+                        default="replace",
+                        help="replace: the paper's sensitivity 2 * 20; zero-out (skdp's "
+                             "convention; 'add-remove' is the same bound): 20")
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--adult", action="store_true",
                         help="print the Adult comparison with gd instead")
@@ -192,8 +258,9 @@ def main():
     d, lam = 20, 0.01
     sensitivity = 40.0 if args.neighbours == "replace" else 20.0
     problem = make_problem(args.n, d, lam, sensitivity)
-    f_star = optimum(problem)
-    L, mu = problem.smoothness(), problem.strong_convexity()
+    f_star, _ = optimum(problem)
+    L = problem.loss_smoothness + problem.penalty.smoothness
+    mu = problem.penalty.strong_convexity
     print(f"n = {args.n}, d = {d}, lambda = {lam}, epsilon = {args.epsilon} (pure DP), "
           f"sensitivity {sensitivity:g} ({args.neighbours}), L = {L:.3f} (public), "
           f"mu = {mu}, kappa = {L / mu:.0f}, F(x0) - F* = "
@@ -204,7 +271,7 @@ def main():
                  for T in args.T for m in METHODS}
         t0 = time.perf_counter()
         results = Parallel(n_jobs=args.n_jobs)(
-            delayed(one_run)(problem, plans, f_star, args.epsilon, seed)
+            delayed(one_run)(problem, plans, f_star, seed)
             for seed in range(args.runs))
         elapsed = time.perf_counter() - t0
         mean = {k: float(np.mean([r[k] for r in results])) for k in plans}

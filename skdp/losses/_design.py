@@ -20,6 +20,8 @@ from sklearn.utils.extmath import row_norms
 
 __all__ = ["LinearDesign"]
 
+_UNDERFLOW = np.sqrt(np.finfo(np.float64).tiny) * 1e3
+
 
 def _row_norms(X, ord):
     """L2 or L1 norm of every row, in float64, without a copy of X.
@@ -29,13 +31,14 @@ def _row_norms(X, ord):
     entry first, so a record of any finite size has its true (finite) norm.
     """
     norms = _fast_row_norms(X, ord)
-    bad = np.flatnonzero(~np.isfinite(norms))
+    # squares overflow above ~1e154 and underflow (to 0) below ~1e-154
+    bad = np.flatnonzero(~np.isfinite(norms) | (norms < _UNDERFLOW))
     if bad.size:
         rows = X[bad]
         rows = rows.toarray() if sp.issparse(rows) else np.asarray(rows)
         rows = rows.astype(np.float64)
-        peak = np.max(np.abs(rows), axis=1)
-        unit = rows / peak[:, None]
+        peak = np.max(np.abs(rows), axis=1) if rows.shape[1] else np.zeros(len(bad))
+        unit = rows / np.where(peak > 0, peak, 1.0)[:, None]
         norms[bad] = peak * (np.sqrt(np.einsum("ij,ij->i", unit, unit)) if ord == 2
                              else np.abs(unit).sum(axis=1))
     return norms
