@@ -252,7 +252,9 @@ class PrivateEstimatorMixin:
             label=f"{type(self).__name__}(solver={name!r})", seed_key=key,
         )
         rng = self._noise_rng(record.seed_index)
-        queries = PrivateQueries(loss, plan, rng, start=self._initial_coef(loss, rng))
+        # the public random start (if any) has its own stream, apart from the noise
+        start = self._initial_coef(loss, np.random.default_rng(rng.bit_generator.spawn(1)[0]))
+        queries = PrivateQueries(loss, plan, rng, start=start)
         result = solver.solve(queries, plan)
         ran = get_epsilon(queries.ran, self.delta) if queries.ran.mechanisms else 0.0
         if not ran <= float(self.epsilon) * (1 + 1e-6):  # pragma: no cover - enforced per query

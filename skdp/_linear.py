@@ -5,7 +5,6 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
@@ -158,7 +157,7 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
             return public_classes(self.classes)
         y = column_or_1d(y, warn=False)
         check_classification_targets(y)
-        return LabelEncoder().fit(y).classes_
+        return np.unique(y)
 
     def _public_loss(self, n_features, labels):
         # fewer than 2 labels in y: the fit fails when the data is validated,
@@ -178,8 +177,8 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
 
     def _bind_loss(self, X, y, spec):
         X, y = self._validate_data(X, y)
-        classes = self._public_labels(y)
         if self.classes is None:
+            classes = np.unique(y)
             if len(classes) < 2:
                 raise ValueError(
                     f"{type(self).__name__} needs samples of at least 2 classes, but y "
@@ -187,8 +186,9 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
                     "(then a y with one label present is fine), or fit on data with "
                     "at least 2 classes."
                 )
-            y_index = LabelEncoder().fit(y).transform(y)
+            y_index = np.searchsorted(classes, y)
         else:
+            classes = public_classes(self.classes)
             y_index = _encode_labels(y, classes)
         self.classes_ = classes
         design = LinearDesign(X, self.fit_intercept, self.data_norm)

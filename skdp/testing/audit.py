@@ -284,6 +284,10 @@ class AuditResult:
         (:func:`max_epsilon_lower_bound`).
     scores_out, scores_in : ndarray
         Scores of every run without / with the canary (selection runs first).
+    n_nonfinite_out, n_nonfinite_in : int
+        Runs whose statistic was NaN or infinite (a model that overflowed):
+        scored as ``+inf``, "the canary was in", on both sides, so a
+        mechanism that breaks only with the canary is caught.
     """
 
     epsilon_lower_bound: float
@@ -305,6 +309,8 @@ class AuditResult:
     epsilon_ceiling: float
     scores_out: np.ndarray = field(repr=False, default=None)
     scores_in: np.ndarray = field(repr=False, default=None)
+    n_nonfinite_out: int = 0
+    n_nonfinite_in: int = 0
 
     @property
     def passed(self):
@@ -323,6 +329,8 @@ class AuditResult:
             f"TPR={self.tpr:.4f} FPR={self.fpr:.4f} tail={self.tail} "
             f"threshold={self.threshold:.4g} runs={self.n_runs}x2 "
             f"(selection {self.n_selection}) ceiling={self.epsilon_ceiling:.2f}"
+            + (f" non-finite={self.n_nonfinite_out}/{self.n_nonfinite_in}"
+               if self.n_nonfinite_out or self.n_nonfinite_in else "")
         ).replace("  ", " ")
 
     def __str__(self):
@@ -467,8 +475,8 @@ def _run_seeds(random_state, n):
     return [int(s) for s in seeds]
 
 
-def _make_run_estimator(estimator, seed):
-    """A fresh estimator for one run, seeded with ``seed``."""
+def _make_run_estimator(estimator, seed, accountant=None):
+    """A fresh estimator for one run, seeded with ``seed`` (charged to ``accountant``)."""
     if hasattr(estimator, "get_params") and hasattr(estimator, "fit"):
         from sklearn.base import clone
 
@@ -487,7 +495,7 @@ def _make_run_estimator(estimator, seed):
         # data never touch the current accountant's budget or ledger
         from ..accounting import BudgetAccountant
 
-        est.set_params(accountant=BudgetAccountant())
+        est.set_params(accountant=BudgetAccountant() if accountant is None else accountant)
     return est
 
 
@@ -500,27 +508,40 @@ def _claim(est):
     return (None if eps is None else float(eps)), (None if delta is None else float(delta))
 
 
-def _fit_and_score(estimator, datasets, jobs, statistic, run_context=None):
-    """Fit one model per ``(dataset index, seed)`` job and score it."""
+def _fit_and_score(estimator, datasets, jobs, statistic, run_context=None, shared=False):
+    """Fit one model per ``(dataset index, seed)`` job and score it.
+
+    ``shared``: each job fits twice with the same seed, charged to one
+    accountant, first on ``datasets[0]`` (D) then on its own data set, and
+    scores the difference of the two statistics, as a search that clones a
+    seeded estimator would run them. A non-finite score counts as ``+inf``.
+    """
     if run_context is not None:
         with run_context():
-            return _fit_and_score(estimator, datasets, jobs, statistic)
+            return _fit_and_score(estimator, datasets, jobs, statistic, shared=shared)
+    from ..accounting import BudgetAccountant
+
     scores = np.empty(len(jobs))
     claims = set()
     for j, (which, seed) in enumerate(jobs):
-        X, y = datasets[which]
-        est = _make_run_estimator(estimator, seed)
-        est.fit(X, y)
-        value = statistic(est)
-        try:
-            scores[j] = float(value)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"statistic must return a real number, got {value!r} (run seed {seed})."
-            ) from None
-        if np.isnan(scores[j]):
-            raise ValueError(f"statistic returned NaN (run seed {seed}).")
-        claims.add(_claim(est))
+        accountant = BudgetAccountant() if shared else None
+        fits = [datasets[0], datasets[which]] if shared else [datasets[which]]
+        values = []
+        for X, y in fits:
+            est = _make_run_estimator(estimator, seed, accountant)
+            with np.errstate(all="ignore"):
+                est.fit(X, y)
+                value = statistic(est)
+            try:
+                values.append(float(value))
+            except (TypeError, ValueError):
+                raise ValueError(
+                    f"statistic must return a real number, got {value!r} (run seed {seed})."
+                ) from None
+            claims.add(_claim(est))
+        with np.errstate(all="ignore"):
+            score = values[-1] - values[0] if shared else values[0]
+        scores[j] = score if np.isfinite(score) else np.inf
     return scores, claims
 
 
@@ -533,7 +554,7 @@ def _stack(X, row):
 def audit_estimator(estimator, X, y, canary_x, canary_y, statistic, *, n_runs=1000,
                     delta=None, claimed_epsilon=None, confidence=0.95,
                     selection_fraction=0.2, threshold=None, random_state=None,
-                    n_jobs=1, run_context=None):
+                    n_jobs=1, run_context=None, seeding="fresh"):
     """Audit a private estimator with a canary record (black-box).
 
     Fits ``n_runs`` models on ``D = (X, y)`` and ``n_runs`` on the
@@ -589,6 +610,17 @@ def audit_estimator(estimator, X, y, canary_x, canary_y, statistic, *, n_runs=10
         entered around the fits in whichever process runs them. Tests use
         it to install patches, e.g. a deliberately broken variant (a
         negative control) that must also apply in joblib workers.
+    seeding : {'fresh', 'shared'}, default='fresh'
+        'fresh': every fit has its own seed. 'shared': every run fits twice
+        with one seed and one accountant, as ``GridSearchCV`` /
+        ``cross_validate`` fit clones of a seeded estimator: first on D,
+        then on D (out) or D' (in); the statistic is the difference of the
+        two fits. The first fit is on D in both worlds, so the claim of the
+        pair is the claim of one fit; an implementation that reuses the
+        seed's noise across charged fits fails this audit outright.
+
+    Non-finite statistics (a model that overflowed) are scored ``+inf``
+    ("the canary was in") and counted in the result.
 
     Returns
     -------
@@ -615,6 +647,9 @@ def audit_estimator(estimator, X, y, canary_x, canary_y, statistic, *, n_runs=10
         raise ValueError(f"n_runs must be an integer >= 2, got {n_runs!r}.")
     if not callable(statistic):
         raise ValueError(f"statistic must be callable, got {statistic!r}.")
+    if seeding not in ("fresh", "shared"):
+        raise ValueError(f"seeding must be 'fresh' or 'shared', got {seeding!r}.")
+    shared = seeding == "shared"
     n_runs = int(n_runs)
     canary_x = np.asarray(
         canary_x.toarray() if sp.issparse(canary_x) else canary_x, dtype=np.float64
@@ -631,7 +666,8 @@ def audit_estimator(estimator, X, y, canary_x, canary_y, statistic, *, n_runs=10
     jobs = [(k % 2, s) for k, s in enumerate(seeds)]
     n_jobs = 1 if n_jobs is None else int(n_jobs)
     if n_jobs == 1:
-        scores, claims = _fit_and_score(estimator, datasets, jobs, statistic, run_context)
+        scores, claims = _fit_and_score(estimator, datasets, jobs, statistic, run_context,
+                                        shared)
     else:
         from joblib import Parallel, cpu_count, delayed
 
@@ -639,7 +675,7 @@ def audit_estimator(estimator, X, y, canary_x, canary_y, statistic, *, n_runs=10
         chunks = np.array_split(np.arange(len(jobs)), 4 * workers)
         parts = Parallel(n_jobs=n_jobs)(
             delayed(_fit_and_score)(estimator, datasets, [jobs[i] for i in c], statistic,
-                                    run_context)
+                                    run_context, shared)
             for c in chunks if c.size
         )
         scores = np.concatenate([p[0] for p in parts])
@@ -653,10 +689,13 @@ def audit_estimator(estimator, X, y, canary_x, canary_y, statistic, *, n_runs=10
         delta = claim_delta
     if claimed_epsilon is None:
         claimed_epsilon = claim_eps
-    return audit_scores(
+    result = audit_scores(
         scores[0::2], scores[1::2], delta, claimed_epsilon=claimed_epsilon,
         confidence=confidence, selection_fraction=selection_fraction, threshold=threshold,
     )
+    result.n_nonfinite_out = int(np.sum(np.isinf(scores[0::2])))
+    result.n_nonfinite_in = int(np.sum(np.isinf(scores[1::2])))
+    return result
 
 
 # --------------------------------------------------------------------------
