@@ -12,6 +12,30 @@ When ``data_norm`` is given, every row is scaled to norm at most
 per-record transformation, so it costs no privacy, and it makes
 ``data_norm`` a *public* bound on ``||x_i||`` from which solvers may derive
 smoothness constants. The scaling is stored as one factor per row.
+
+Any finite record
+-----------------
+One record must not be able to break a fit (a NaN model would reveal that
+it is there), so nothing here overflows or underflows for finite input:
+
+* row norms are accurate in float64 for every finite row: sums of squares
+  are accumulated in float64 (float32 squares cannot leave its range) and
+  the rare float64 rows whose sum of squares overflowed or underflowed are
+  recomputed scaled by their largest entry (like ``hypot``); a norm above
+  the largest float is taken as the largest float;
+* *extreme* rows, whose norm exceeds a dtype-dependent threshold (2**40
+  for float32, 2**200 for float64) or whose clipping factor is below its
+  inverse, are kept apart, once, as float64 unit rows ``u_i = x_i /
+  ||x_i||`` with the multiplier ``m_i = min(||x_i||, data_norm)``; the
+  passes over ``X`` give them weight 0 and add ``m_i (u_i @ W)`` and
+  ``sum_i (R_i m_i) u_i`` computed from the unit rows. A huge row is thus
+  treated exactly as the row clipped to ``data_norm`` (or, with
+  ``data_norm=None``, as the row itself, whose linear predictor is then
+  bounded by the largest float; a row whose L2 or L1 norm exceeds the
+  largest float is used scaled down to fit, in the same direction). Every
+  other row takes the usual single
+  pass over ``X``, whose products cannot overflow below those thresholds.
+  Data without extreme rows (the common case) pays nothing for this.
 """
 
 import numpy as np
@@ -20,49 +44,97 @@ from sklearn.utils.extmath import row_norms
 
 __all__ = ["LinearDesign"]
 
-_UNDERFLOW = np.sqrt(np.finfo(np.float64).tiny) * 1e3
+_F64_MAX = float(np.finfo(np.float64).max)
+#: float64 sums of squares at or above this lost nothing to underflow (a
+#: square below the normal range is < 2**-1022, i.e. 2**-222 of this)
+_SQ_LO = 2.0 ** -800
+#: rows above this norm, or with a clipping factor below its inverse, are
+#: extreme (kept apart as unit rows): the single pass over X stays far from
+#: overflow (``|x @ w| <= limit ||w||``) and underflow (``s_i R_i``)
+_EXTREME = {np.dtype(np.float32): 2.0 ** 40, np.dtype(np.float64): 2.0 ** 200}
 
 
-def _row_norms(X, ord):
-    """L2 or L1 norm of every row, in float64, without a copy of X.
+def _csr_row_sums(values, indptr):
+    """Sum of ``values`` (aligned with a CSR ``data``) over each row."""
+    n = len(indptr) - 1
+    out = np.zeros(n, dtype=np.float64)
+    nonempty = np.flatnonzero(np.diff(indptr) > 0)
+    if nonempty.size:
+        # segments start at the first entry of each non-empty row and run to
+        # the next one: empty rows in between hold no entries
+        out[nonempty] = np.add.reduceat(values, indptr[:-1][nonempty])
+    return out
 
-    Overflow-safe for every finite input: rows whose fast sum of squares (or
-    of absolute values) overflows are computed again, scaled by their largest
-    entry first, so a record of any finite size has its true (finite) norm.
+
+def _scaled_rows(X):
+    """Accurate L2 norms and unit rows of a (small) float matrix, by scaling.
+
+    Each row is divided by its largest absolute entry before squaring, so
+    nothing overflows or underflows for finite input.
+
+    Returns
+    -------
+    norms : ndarray of shape (n_rows,), float64
+        Capped at the largest float64.
+    unit : ndarray or CSR matrix of shape X.shape, float64
+        ``x_i / ||x_i||`` (zero rows stay zero).
     """
-    norms = _fast_row_norms(X, ord)
-    # squares overflow above ~1e154 and underflow (to 0) below ~1e-154
-    bad = np.flatnonzero(~np.isfinite(norms) | (norms < _UNDERFLOW))
-    if bad.size:
-        rows = X[bad]
-        rows = rows.toarray() if sp.issparse(rows) else np.asarray(rows)
-        rows = rows.astype(np.float64)
-        peak = np.max(np.abs(rows), axis=1) if rows.shape[1] else np.zeros(len(bad))
-        unit = rows / np.where(peak > 0, peak, 1.0)[:, None]
-        norms[bad] = peak * (np.sqrt(np.einsum("ij,ij->i", unit, unit)) if ord == 2
-                             else np.abs(unit).sum(axis=1))
+    if sp.issparse(X):
+        Y = sp.csr_matrix(X, dtype=np.float64, copy=True)
+        counts = np.diff(Y.indptr)
+        a = np.zeros(Y.shape[0])
+        nonempty = np.flatnonzero(counts > 0)
+        if nonempty.size:
+            a[nonempty] = np.maximum.reduceat(np.abs(Y.data), Y.indptr[:-1][nonempty])
+        a_rep = np.repeat(np.where(a > 0, a, 1.0), counts)
+        Y.data /= a_rep
+        nu = np.sqrt(_csr_row_sums(Y.data * Y.data, Y.indptr))
+        Y.data /= np.repeat(np.where(nu > 0, nu, 1.0), counts)
+        unit = Y
+    else:
+        Y = np.array(X, dtype=np.float64)
+        a = np.abs(Y).max(axis=1) if Y.shape[1] else np.zeros(Y.shape[0])
+        Y /= np.where(a > 0, a, 1.0)[:, None]
+        nu = np.sqrt(np.einsum("ij,ij->i", Y, Y))
+        Y /= np.where(nu > 0, nu, 1.0)[:, None]
+        unit = Y
+    with np.errstate(over="ignore"):
+        norms = np.minimum(a * nu, _F64_MAX)
+    return norms, unit
+
+
+def _l2_row_norms(X):
+    """L2 norm of every row, in float64, accurate for any finite row; no copy of X."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)  # no copy for CSR input
+        if X.dtype == np.float64:
+            sq = row_norms(X, squared=True)  # float64 accumulation
+        else:  # float32: square in float64 (float32 squares overflow at 1.8e19)
+            sq = _csr_row_sums(np.square(X.data, dtype=np.float64), X.indptr)
+    else:
+        sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
+    sq = np.asarray(sq, dtype=np.float64)
+    norms = np.sqrt(sq)
+    if X.dtype == np.float64:
+        # float32 entries squared in float64 never overflow or underflow;
+        # float64 rows whose squares did are recomputed with scaling
+        fix = np.flatnonzero((sq < _SQ_LO) | (sq > _F64_MAX))
+        if fix.size:
+            norms[fix] = _scaled_rows(X[fix])[0]
     return norms
 
 
-def _fast_row_norms(X, ord):
+def _l1_row_norms(X):
+    """L1 norm of every row, in float64, without a copy of X."""
     if sp.issparse(X):
-        if ord == 2:
-            with np.errstate(over="ignore"):
-                return np.sqrt(row_norms(X, squared=True).astype(np.float64))
         X = sp.csr_matrix(X)  # no copy for CSR input
         rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-        with np.errstate(over="ignore"):
-            return np.bincount(rows, weights=np.abs(X.data), minlength=X.shape[0])
-    if ord == 2:
-        with np.errstate(over="ignore"):
-            return np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
+        return np.bincount(rows, weights=np.abs(X.data), minlength=X.shape[0])
     # |X| in blocks of rows, so no temporary of the size of X
     out = np.empty(X.shape[0])
     step = max(1, (1 << 22) // max(1, X.shape[1]))
-    with np.errstate(over="ignore"):
-        for start in range(0, X.shape[0], step):
-            out[start:start + step] = np.abs(X[start:start + step]).sum(axis=1,
-                                                                        dtype=np.float64)
+    for start in range(0, X.shape[0], step):
+        out[start:start + step] = np.abs(X[start:start + step]).sum(axis=1, dtype=np.float64)
     return out
 
 
@@ -72,12 +144,19 @@ class LinearDesign:
     Parameters
     ----------
     X : {ndarray, sparse matrix} of shape (n_samples, n_features)
-        Validated input, float32 or float64; not copied.
+        Validated input, float32 or float64, finite; not copied.
     fit_intercept : bool
         Whether a constant feature equal to 1 is appended (implicitly).
     data_norm : float or None
         Public bound on the L2 norm of the feature part of each row; rows
         above it are scaled down. None leaves rows untouched.
+
+    Attributes
+    ----------
+    row_scale : ndarray of shape (n_samples,) or None
+        Factor applied to each row in the passes over ``X``: ``s_i`` for
+        ordinary rows, 0 for the extreme rows kept apart (see the module
+        docstring); None when every factor is 1.
     """
 
     def __init__(self, X, fit_intercept, data_norm=None):
@@ -86,20 +165,43 @@ class LinearDesign:
         self.data_norm = data_norm
         self.n_samples, self.n_features = X.shape
         self.dtype = X.dtype
-        norms = _row_norms(X, 2)
-        self.raw_row_norms = norms
+        norms = _l2_row_norms(X)
+        self._raw_l2_norms = norms
+        limit = _EXTREME[np.dtype(self.dtype)]
+        extreme = norms > limit
         if data_norm is None:
-            self.row_scale = None
+            scale = None
+            feature_norms = norms
         else:
-            with np.errstate(divide="ignore"):
+            with np.errstate(divide="ignore", over="ignore"):
                 scale = np.minimum(1.0, data_norm / norms)
             scale[norms == 0] = 1.0
-            # rows already inside the ball need no scaling: skip the products
-            self.row_scale = None if np.all(scale == 1.0) else scale
-            norms = np.minimum(norms, data_norm)  # = norms * scale, without rounding up
-        self._l2_feature_norms = norms
-        self._l2_row_norms = np.hypot(norms, 1.0) if self.fit_intercept else norms
+            feature_norms = np.minimum(norms, data_norm)
+            extreme |= scale < 1.0 / limit
+        self._extreme = None
+        big = np.flatnonzero(extreme)
+        if big.size:
+            unit = _scaled_rows(X[big])[1]
+            unit_l1 = np.asarray(abs(unit).sum(axis=1), dtype=np.float64).ravel()
+            # a row whose L2 or L1 norm exceeds the largest float is used as
+            # that row scaled down to fit (same direction), consistently in
+            # every norm and product
+            mult = np.minimum(feature_norms[big],
+                              (_F64_MAX * (1.0 - 2.0 ** -40)) / np.maximum(unit_l1, 1.0))
+            feature_norms = feature_norms.copy()
+            feature_norms[big] = mult
+            self._extreme = {"rows": big, "unit": unit, "mult": mult, "unit_l1": unit_l1}
+            self._extreme_pos = np.full(self.n_samples, -1, dtype=np.intp)
+            self._extreme_pos[big] = np.arange(big.size)
+            scale = np.ones(self.n_samples) if scale is None else scale
+            scale[big] = 0.0  # their share of the passes over X comes from the unit rows
+        # rows already inside the ball need no scaling: skip the products
+        self.row_scale = None if scale is None or np.all(scale == 1.0) else scale
+        self._l2_feature_norms = feature_norms
+        self._l2_row_norms = np.hypot(feature_norms, 1.0) if self.fit_intercept \
+            else feature_norms
         self._l1_feature_norms = None
+        self._inverse_norms = {}
 
     @property
     def n_params(self):
@@ -112,12 +214,63 @@ class LinearDesign:
             norms = self._l2_row_norms
         else:
             if self._l1_feature_norms is None:
-                l1 = _row_norms(self.X, 1)
-                if self.row_scale is not None:
-                    l1 = l1 * self.row_scale
+                with np.errstate(over="ignore", invalid="ignore"):
+                    l1 = _l1_row_norms(self.X)
+                    if self.row_scale is not None:
+                        l1 = l1 * self.row_scale
+                ext = self._extreme
+                if ext is not None:
+                    l1[ext["rows"]] = ext["mult"] * ext["unit_l1"]
                 self._l1_feature_norms = l1
             norms = self._l1_feature_norms + float(self.fit_intercept)
         return norms if idx is None else norms[idx]
+
+    def inverse_row_norms(self, ord=2, idx=None):
+        """``1 / row_norms(ord)``, with 0 for rows of norm 0 (cached).
+
+        ``clip_norm * inverse_row_norms()`` is the largest residual magnitude
+        each row can carry with a gradient of norm at most ``clip_norm``.
+        """
+        inv = self._inverse_norms.get(ord)
+        if inv is None:
+            norms = self.row_norms(ord)
+            with np.errstate(divide="ignore", over="ignore"):
+                inv = np.where(norms > 0, 1.0 / norms, 0.0)   # inf for subnormal norms
+            self._inverse_norms[ord] = inv
+        return inv if idx is None else inv[idx]
+
+    def raw_feature_norms(self, idx=None):
+        """L2 norms of the rows of ``X`` before row clipping (float64, accurate)."""
+        return self._raw_l2_norms if idx is None else self._raw_l2_norms[idx]
+
+    def extreme_rows(self, idx=None):
+        """The extreme rows among the rows used, kept apart as unit rows.
+
+        Parameters
+        ----------
+        idx : ndarray of int or None
+            Rows used; None for all.
+
+        Returns
+        -------
+        None when there are none, else ``(pos, unit, mult)``: ``pos`` the
+        positions of the extreme rows among the rows used, ``unit`` their
+        unit rows ``x_i / ||x_i||`` (float64, dense or CSR) and ``mult`` the
+        norms ``min(||x_i||, data_norm)`` of the (clipped) rows, so that the
+        clipped row is ``mult[k] * unit[k]``. In the passes over ``X`` these
+        rows have weight 0 (``row_scale`` is 0 there).
+        """
+        ext = self._extreme
+        if ext is None:
+            return None
+        if idx is None:
+            return ext["rows"], ext["unit"], ext["mult"]
+        which = self._extreme_pos[idx]
+        pos = np.flatnonzero(which >= 0)
+        if pos.size == 0:
+            return None
+        which = which[pos]
+        return pos, ext["unit"][which], ext["mult"][which]
 
     def _rows(self, idx):
         if idx is None:
@@ -137,15 +290,31 @@ class LinearDesign:
         Returns
         -------
         Z : ndarray of shape (n_rows,) or (n_rows, n_outputs), float64
+            Finite for finite ``W``: the predictor of an extreme row is
+            bounded by the largest float.
         """
         X, scale = self._rows(idx)
         d = self.n_features
         coef = np.asarray(W[:d], dtype=self.dtype)
-        Z = np.asarray(X @ coef, dtype=np.float64)
-        if scale is not None:
-            Z = Z * (scale if Z.ndim == 1 else scale[:, None])
+        extreme = self.extreme_rows(idx)
+        if extreme is None:
+            Z = np.asarray(X @ coef, dtype=np.float64)
+            if scale is not None:
+                Z = Z * (scale if Z.ndim == 1 else scale[:, None])
+        else:
+            # the products of the extreme rows may overflow here: they are replaced
+            with np.errstate(over="ignore", invalid="ignore"):
+                Z = np.asarray(X @ coef, dtype=np.float64)
+                Z = Z * (scale if Z.ndim == 1 else scale[:, None])
+            pos, unit, mult = extreme
+            Z_ext = np.asarray(unit @ np.asarray(W[:d], dtype=np.float64), dtype=np.float64)
+            with np.errstate(over="ignore"):
+                Z_ext = Z_ext * (mult if Z_ext.ndim == 1 else mult[:, None])
+            Z[pos] = np.clip(Z_ext, -_F64_MAX, _F64_MAX)
         if self.fit_intercept:
             Z = Z + W[d]
+            if extreme is not None:
+                Z[extreme[0]] = np.clip(Z[extreme[0]], -_F64_MAX, _F64_MAX)
         return Z
 
     def weighted_sum(self, R, idx=None):
@@ -162,11 +331,18 @@ class LinearDesign:
         G : ndarray of shape (n_params,) or (n_params, n_outputs), float64
         """
         X, scale = self._rows(idx)
+        extreme = self.extreme_rows(idx)
         if scale is not None:
             R_scaled = R * (scale if R.ndim == 1 else scale[:, None])
         else:
             R_scaled = R
+        if extreme is not None:
+            R_scaled[extreme[0]] = 0.0  # (a copy: scale is set when rows are extreme)
         G_feat = np.asarray(X.T @ R_scaled.astype(self.dtype, copy=False), dtype=np.float64)
+        if extreme is not None:
+            pos, unit, mult = extreme
+            R_ext = R[pos] * (mult if R.ndim == 1 else mult[:, None])
+            G_feat = G_feat + np.asarray(unit.T @ R_ext, dtype=np.float64).reshape(G_feat.shape)
         if not self.fit_intercept:
             return G_feat
         G_int = R.sum(axis=0)
@@ -178,4 +354,4 @@ class LinearDesign:
         """Public bound on ``||[s x, 1]||_2``, or None when rows are not clipped."""
         if self.data_norm is None:
             return None
-        return float(np.sqrt(self.data_norm**2 + float(self.fit_intercept)))
+        return float(np.hypot(self.data_norm, float(self.fit_intercept)))

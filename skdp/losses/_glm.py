@@ -10,11 +10,66 @@ per-example gradients clipped to norm C is
 
 which is one pass over ``X`` and never forms the ``n x d`` matrix of
 per-example gradients (DESIGN.md section 4).
+
+The clipped residual is computed as ``r * min(1, (C / rownorm) / ||r||)``
+(for a scalar ``r``: ``sign(r) min(|r|, C / rownorm)``), never through the
+product ``||r|| * rownorm``, which overflows for huge rows, nor as
+``inf * 0``: it is finite for every finite row and never NaN, and a
+residual vector's norm is computed without overflow or underflow.
 """
 
 import numpy as np
 
-__all__ = ["GLMLoss"]
+__all__ = ["GLMLoss", "clip_rows"]
+
+_F64_MAX = float(np.finfo(np.float64).max)
+#: residual norms in this range were computed without overflow or harmful
+#: underflow by the plain formula (squares of entries far below it underflow)
+_NORM_LO, _NORM_HI = 2.0 ** -400, 2.0 ** 400
+
+
+def clip_rows(R, limit, ord=2):
+    """Residuals clipped to norm ``limit``: ``R_i * min(1, limit_i / ||R_i||)``.
+
+    Parameters
+    ----------
+    R : ndarray of shape (n,) or (n, k)
+        Residuals (a scalar or a vector per example); may hold infinities.
+    limit : ndarray of shape (n,)
+        Largest norm each row may keep (``clip_norm / rownorm``), >= 0.
+    ord : {1, 2}
+        Norm of a residual vector.
+
+    Returns
+    -------
+    ndarray like R, float64
+        Rows with ``||R_i|| <= limit_i`` unchanged, the others scaled to norm
+        ``limit_i``; finite wherever ``limit`` is finite, never NaN for
+        non-NaN input. No overflow or underflow in the norms.
+    """
+    if R.ndim == 1:
+        return np.copysign(np.minimum(np.abs(R), limit), R)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if ord == 2:
+            norms = np.sqrt(np.einsum("ij,ij->i", R, R))
+        else:
+            norms = np.abs(R).sum(axis=1)
+    # the ``not`` form also catches NaN, infinities and zeros
+    bad = np.flatnonzero(~((norms >= _NORM_LO) & (norms <= _NORM_HI)))
+    with np.errstate(divide="ignore"):
+        factor = np.minimum(1.0, limit / norms)
+    if bad.size == 0:
+        return R * factor[:, None]
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = R * factor[:, None]    # the bad rows are replaced below
+    Rb = np.clip(R[bad], -_F64_MAX, _F64_MAX)  # infinities -> the largest float
+    a = np.abs(Rb).max(axis=1)
+    Ub = Rb / np.where(a > 0, a, 1.0)[:, None]          # entries in [-1, 1]
+    nu = np.linalg.norm(Ub, ord=ord, axis=1)             # in [1, k], or 0
+    with np.errstate(divide="ignore"):
+        keep = np.minimum(a, limit[bad] / nu)            # nu = 0: a = 0 too
+    out[bad] = Ub * keep[:, None]
+    return out
 
 
 class GLMLoss:
@@ -66,7 +121,7 @@ class GLMLoss:
         W : ndarray of shape ``coef_shape``
         clip_norm : float
             Per-example gradient norm bound C: the L2 (or L1) sensitivity of
-            the returned sum under add/remove-one neighbours.
+            the returned sum under zero-out neighbours.
         idx : ndarray of int or None
             Rows to use (a sampled batch); None for all.
         norm : {1, 2}
@@ -77,15 +132,11 @@ class GLMLoss:
         G : ndarray of shape ``coef_shape``, float64
         """
         Z = self.design.decision(W, idx)
-        R = self._residuals(Z, self._y(idx))
-        r_norm = np.abs(R) if R.ndim == 1 else np.linalg.norm(R, ord=norm, axis=1)
-        x_norm = self.design.row_norms(norm, idx)
-        # min(1, C / (|r| ||x||)) as (C / ||x||) / |r|: no product that overflows
-        with np.errstate(divide="ignore", over="ignore", under="ignore"):
-            factor = np.minimum(1.0, (clip_norm / x_norm) / r_norm)
-        factor[(r_norm == 0) | (x_norm == 0)] = 1.0
-        R = R * (factor if R.ndim == 1 else factor[:, None])
-        return self.design.weighted_sum(R, idx)
+        with np.errstate(over="ignore", invalid="ignore"):
+            R = self._residuals(Z, self._y(idx))
+        # rows of norm 0 (no intercept) have gradient 0: limit 0
+        limit = clip_norm * self.design.inverse_row_norms(norm, idx)
+        return self.design.weighted_sum(clip_rows(R, limit, norm), idx)
 
     def grad_sum(self, W, idx=None):
         """Unclipped gradient sum (non-private; for diagnostics and tests)."""
@@ -94,7 +145,8 @@ class GLMLoss:
 
     def loss_values(self, W, idx=None, loss_clip=None):
         """Per-example losses, optionally clipped to ``[0, loss_clip]``."""
-        values = self._values(self.design.decision(W, idx), self._y(idx))
+        with np.errstate(over="ignore", invalid="ignore"):
+            values = self._values(self.design.decision(W, idx), self._y(idx))
         if loss_clip is not None:
             values = np.clip(values, 0.0, loss_clip)
         return values

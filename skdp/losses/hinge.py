@@ -47,7 +47,11 @@ class _MarginLoss(GLMLoss):
     def __init__(self, design, y):
         y = np.asarray(y, dtype=np.float64)
         if y.ndim not in (1, 2):
-            raise ValueError(f"labels must be 1-D or 2-D, got shape {y.shape}.")
+            # the array's number of dimensions only: nothing computed from the data
+            raise ValueError(
+                f"labels must be a 1-D array of signs (binary) or a 2-D array with one "
+                f"column of signs per class (one-vs-rest), got a {y.ndim}-D array."
+            )
         super().__init__(design, y)
         self.n_outputs = None if y.ndim == 1 else y.shape[1]
 

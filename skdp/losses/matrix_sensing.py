@@ -35,12 +35,40 @@ for all examples at once, without a Python loop over examples:
 The clipped sum is then :math:`(M V, M^\top U, s \sum_i w_i)` with
 :math:`M = \sum_i w_i A_i` and :math:`w_i = \rho_i \min(1, C / \|g_i\|)`:
 one more pass over ``X``, no per-example gradient array.
+
+The clipping norm is never underestimated
+-----------------------------------------
+The Gram form is a difference of large numbers when ``A_i V`` is small but
+``A_i`` and ``V`` are not: rounded, it can come out as 0 (or negative) for a
+non-zero gradient, and a norm of 0 would leave the example unclipped.
+Every route therefore adds its worst-case rounding error, a public
+multiple of ``||A_i||_F^2 ||F||_F^2`` (for the Gram form; of
+``||A_i||_F ||F||_F`` for the direct products), so the norm used is an
+upper bound on the norm of the gradient the assembled sum contains: an
+example is clipped at least as much as needed, never less. The bound is
+far below the norm of ordinary gradients (a relative ``1e-13`` or so).
+Extreme rows (see :class:`~skdp.losses.LinearDesign`) are handled from
+their unit rows, so a huge record is clipped like the row clipped to
+``data_norm`` and nothing overflows; the weights are
+``sign(rho_i) min(|rho_i|, C / ||(A_i V, A_i^T U, s)||)``, finite for every
+finite record.
 """
 
 import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["MatrixSensingLoss"]
+
+_F64_MAX = float(np.finfo(np.float64).max)
+
+
+def _unit_roundoff(dtype):
+    return float(np.finfo(dtype).eps) / 2.0
+
+
+def _gamma(k, dtype):
+    """Bound ``k u / (1 - k u)`` on the relative error of a k-term dot product (padded)."""
+    return 1.01 * (k + 2) * _unit_roundoff(dtype)
 
 
 class MatrixSensingLoss:
@@ -156,12 +184,11 @@ class MatrixSensingLoss:
         return value if idx is None else value[idx]
 
     @staticmethod
-    def _gram_triu(X, shape, side, norms, chunk=4096):
-        """Upper triangles of ``B_i^T B_i`` (side 'right') or ``B_i B_i^T`` ('left').
+    def _gram_triu(X, shape, side, chunk=4096):
+        """Upper triangles of ``A_i^T A_i`` (side 'right') or ``A_i A_i^T`` ('left').
 
-        ``B_i = A_i / ||A_i||`` (unit rows: no overflow for any finite
-        record). Off-diagonal entries are doubled, so that ``G_i @ triu(S)``
-        equals ``<B_i^T B_i, S>`` for a symmetric ``S``.
+        Off-diagonal entries are doubled, so that ``G_i @ triu(S)`` equals
+        ``<A_i^T A_i, S>`` for a symmetric ``S``.
         """
         p, q = shape
         d = q if side == "right" else p
@@ -169,32 +196,20 @@ class MatrixSensingLoss:
         weight = np.where(iu[0] == iu[1], 1.0, 2.0)
         out = np.empty((X.shape[0], len(iu[0])), dtype=np.float64)
         for start in range(0, X.shape[0], chunk):
-            A = (X[start:start + chunk].astype(np.float64)
-                 / norms[start:start + chunk, None]).reshape(-1, p, q)
+            A = X[start:start + chunk].reshape(-1, p, q).astype(np.float64)
             G = A.transpose(0, 2, 1) @ A if side == "right" else A @ A.transpose(0, 2, 1)
             out[start:start + chunk] = G[:, iu[0], iu[1]] * weight
         return out
 
     def _factor_sq_norm(self, F, side, how, X, idx):
-        """``||B_i F||_F^2`` (side 'right', F = V) or ``||B_i^T F||_F^2`` ('left', F = U).
-
-        ``B_i = A_i / ||A_i||``: the unit-norm row, so nothing overflows.
-        """
+        """``||A_i F||_F^2`` (side 'right', F = V) or ``||A_i^T F||_F^2`` ('left', F = U)."""
         p, q = self.shape
-        inv = 1.0 / self._safe_norms(idx)
         if how == "gram":
             d = F.shape[0]
             iu = np.triu_indices(d)
-            G = self._cached(
-                ("gram", side),
-                lambda X_all: self._gram_triu(X_all, self.shape, side, self._safe_norms(None)),
-                idx)
-            sq = G @ (F @ F.T)[iu]
-            # the Gram form cancels: it may round below the true value, even to 0,
-            # which would skip clipping; add its rounding bound (|G| <= 1 entrywise,
-            # |F F^T| <= ||F||_F^2) so the norm used for clipping is never too small
-            err = 4.0 * (len(iu[0]) + 1) * np.finfo(np.float64).eps * float(np.sum(F * F))
-            return np.maximum(sq, 0.0) + err
+            G = self._cached(("gram", side),
+                             lambda X_all: self._gram_triu(X_all, self.shape, side), idx)
+            return G @ (F @ F.T)[iu]
         m, r = X.shape[0], F.shape[1]
         if side == "right":
             rows = X.reshape(m * p, q)                       # rows A_i[j, :] (a view)
@@ -209,32 +224,110 @@ class MatrixSensingLoss:
             if idx is not None:
                 rows = rows.reshape(-1, q, p)[idx].reshape(-1, p)
         # (F^T @ rows^T) is the fast orientation of a tall-skinny product
-        prod = (F.T.astype(rows.dtype) @ rows.T).reshape(r, m, -1) * inv[None, :, None]
+        prod = (F.T.astype(rows.dtype) @ rows.T).reshape(r, m, -1)
         return np.einsum("aij,aij->i", prod, prod, dtype=np.float64)
 
-    def _factor_sq_norms(self, U, V, idx):
-        """``||B_i V||_F^2 + ||B_i^T U||_F^2`` of the unit rows ``B_i = A_i / ||A_i||``."""
-        X = self.design.X if idx is None else self.design.X[idx]
-        p, q = self.shape
-        if sp.issparse(X):
-            X = sp.csr_matrix(X)
-            K_v = sp.kron(sp.identity(p, format="csr"), sp.csr_matrix(V), format="csr")
-            K_u = sp.kron(sp.csr_matrix(U), sp.identity(q, format="csr"), format="csr")
-            unit = sp.diags(1.0 / self._safe_norms(idx)) @ X.astype(np.float64)
-            AV = unit @ K_v
-            AU = unit @ K_u
-            sq = (np.asarray(AV.multiply(AV).sum(axis=1), dtype=np.float64).ravel()
-                  + np.asarray(AU.multiply(AU).sum(axis=1), dtype=np.float64).ravel())
-        else:
-            how_v, how_u = self._dense_plan()
-            sq = (self._factor_sq_norm(V, "right", how_v, X, idx)
-                  + self._factor_sq_norm(U, "left", how_u, X, idx))
-        return sq
+    def _dense_sq_bounds(self, F, side, how, X, idx, a):
+        """Upper bound on ``||A_i F||_F^2`` (or ``||A_i^T F||_F^2``) of the raw rows.
 
-    def _safe_norms(self, idx):
-        """Norms of the raw rows (1 for empty rows), to form unit rows."""
-        norms = self.design.raw_row_norms if idx is None else self.design.raw_row_norms[idx]
-        return np.where(norms > 0, norms, 1.0)
+        The computed value plus the worst-case rounding error of its route
+        (``a`` the rows' L2 norms): never below the exact value, so the
+        norm that decides the clipping is never underestimated.
+        """
+        p, q = self.shape
+        r = F.shape[1]
+        f = float(np.sqrt(np.sum(F * F)))
+        sq = self._factor_sq_norm(F, side, how, X, idx)
+        if how == "gram":
+            # Gram entries (k = p or q terms), F F^T (r terms), the dot
+            # product over d (d + 1) / 2 entries; all in float64
+            d = q if side == "right" else p
+            k = p if side == "right" else q
+            g = _gamma(k + r + d * (d + 1) // 2, np.float64)
+            return np.maximum(sq, 0.0) + g * (a * a) * (f * f)
+        # direct: each entry of A F (k terms in X's dtype) is off by at most
+        # gamma_k times (|A| |F|)_jl, so ||A F|| is off by gamma_k ||A|| ||F||
+        k = q if side == "right" else p
+        g = _gamma(k + 1, X.dtype)
+        rel = 1.0 + _gamma((p + q) * r + 2, np.float64)  # the sum of squares
+        return (np.sqrt(sq) * rel + g * a * f) ** 2
+
+    def _sparse_sq_bounds(self, U, V, X, a):
+        """Upper bounds on ``||A_i V||_F^2 + ||A_i^T U||_F^2`` by sparse products."""
+        p, q = self.shape
+        r = self.rank
+        X = sp.csr_matrix(X)
+        K_v = sp.kron(sp.identity(p, format="csr"), sp.csr_matrix(V), format="csr")
+        K_u = sp.kron(sp.csr_matrix(U), sp.identity(q, format="csr"), format="csr")
+        total = 0.0
+        for K, F, k in ((K_v, V, q), (K_u, U, p)):
+            AF = sp.csr_matrix(X @ K.astype(X.dtype), dtype=np.float64)
+            sq = np.asarray(AF.multiply(AF).sum(axis=1), dtype=np.float64).ravel()
+            f = float(np.sqrt(np.sum(F * F)))
+            g = _gamma(k + 1, X.dtype)
+            rel = 1.0 + _gamma((p + q) * r + 2, np.float64)  # the sum of squares
+            total = total + (np.sqrt(sq) * rel + g * a * f) ** 2
+        return total
+
+    def _extreme_norms(self, unit, U, V):
+        """Upper bounds on ``||(u_i V, u_i^T U)||_F`` of unit rows (float64, direct)."""
+        p, q = self.shape
+        r = self.rank
+        if sp.issparse(unit):
+            return np.sqrt(self._sparse_sq_bounds(U, V, unit, np.ones(unit.shape[0])))
+        A = unit.reshape(-1, p, q)
+        AV = A @ V
+        AU = A.transpose(0, 2, 1) @ U
+        total = 0.0
+        for prod, F, k in ((AV, V, q), (AU, U, p)):
+            sq = np.einsum("ijk,ijk->i", prod, prod)
+            f = float(np.sqrt(np.sum(F * F)))
+            rel = 1.0 + _gamma((p + q) * r + 2, np.float64)  # the sum of squares
+            total = total + (np.sqrt(sq) * rel + _gamma(k + 1, np.float64) * f) ** 2
+        return np.sqrt(total)
+
+    def gradient_norm_bounds(self, W, idx=None):
+        """Upper bounds on ``||(A_i V, A_i^T U, s)||`` of the (row-clipped) rows.
+
+        The per-example gradient is ``rho_i`` times this vector, so
+        ``clip_norm / bound`` is the largest ``|rho_i|`` an example keeps.
+        Each bound includes the worst-case rounding error of its route, so it
+        is never below the norm of the vector (see the module docstring);
+        it is finite for every finite row and every finite ``W``.
+
+        Parameters
+        ----------
+        W : ndarray of shape ``coef_shape``
+        idx : ndarray of int or None
+
+        Returns
+        -------
+        ndarray of shape (n_rows,), float64
+        """
+        U, V, _ = self.unpack(W)
+        design = self.design
+        X = design.X if idx is None else design.X[idx]
+        a = design.raw_feature_norms(idx)
+        with np.errstate(over="ignore", invalid="ignore"):
+            if sp.issparse(X):
+                sq = self._sparse_sq_bounds(U, V, X, a)
+            else:
+                how_v, how_u = self._dense_plan()
+                sq = (self._dense_sq_bounds(V, "right", how_v, X, idx, a)
+                      + self._dense_sq_bounds(U, "left", how_u, X, idx, a))
+            scale = design.row_scale
+            norms = np.sqrt(sq)
+            if scale is not None:
+                norms = norms * (scale if idx is None else scale[idx])
+        extreme = design.extreme_rows(idx)
+        if extreme is not None:
+            pos, unit, mult = extreme
+            with np.errstate(over="ignore"):
+                norms[pos] = np.minimum(mult * self._extreme_norms(unit, U, V), _F64_MAX)
+        if self.fit_intercept:
+            norms = np.hypot(norms, self.intercept_scale)
+        # absorbs the relative rounding of the last few operations
+        return norms * (1.0 + 2.0 ** -40)
 
     def _assemble(self, weights, U, V, idx):
         """``(M V, M^T U, sum w)`` with ``M = sum_i w_i A_i``, flat like ``W``."""
@@ -270,16 +363,13 @@ class MatrixSensingLoss:
             )
         U, V, _ = self.unpack(W)
         rho = self.residuals(W, idx)
-        # ||g_i|| = |rho_i| * ||(A_i V, A_i^T U, s)||, with ||A_i V||^2 + ||A_i^T U||^2 =
-        # ||A_i||^2 * (unit-row value): products of finite factors, never a square
-        # of a huge record, so every finite record is clipped (no inf * 0)
-        direction = np.hypot(self.design.row_norms(2, idx)
-                             * np.sqrt(self._factor_sq_norms(U, V, idx)),
-                             self.intercept_scale if self.fit_intercept else 0.0)
-        with np.errstate(divide="ignore", over="ignore"):
-            factor = np.minimum(1.0, (clip_norm / direction) / np.abs(rho))
-        factor[(rho == 0) | (direction == 0)] = 1.0
-        return self._assemble(rho * factor, U, V, idx)
+        bound = self.gradient_norm_bounds(W, idx)
+        # sign(rho) min(|rho|, C / bound): never the overflowing |rho| * bound,
+        # never inf * 0; a bound of 0 means a zero gradient (A_i = 0, no intercept)
+        with np.errstate(divide="ignore"):
+            limit = np.where(bound > 0, clip_norm / bound, 0.0)
+        weights = np.copysign(np.minimum(np.abs(rho), limit), rho)
+        return self._assemble(weights, U, V, idx)
 
     def grad_sum(self, W, idx=None):
         """Unclipped gradient sum (non-private; for diagnostics and tests)."""
@@ -288,7 +378,8 @@ class MatrixSensingLoss:
 
     def loss_values(self, W, idx=None, loss_clip=None):
         """Per-example losses ``rho_i^2 / 2``, optionally clipped to ``[0, loss_clip]``."""
-        values = 0.5 * self.residuals(W, idx) ** 2
+        with np.errstate(over="ignore"):
+            values = 0.5 * self.residuals(W, idx) ** 2   # inf, never NaN, for huge rows
         if loss_clip is not None:
             values = np.minimum(values, loss_clip)
         return values
