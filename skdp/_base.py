@@ -288,7 +288,9 @@ class PrivateEstimatorMixin:
         return ProblemSpec(
             n_samples=int(n_samples), coef_shape=tuple(coef_shape),
             loss_capabilities=frozenset(capabilities), smoothness=smoothness,
-            initial_value=initial_value,
+            # F(0) bounds the objective at the start only when the start is 0
+            initial_value=(initial_value if type(self)._initial_coef
+                           is PrivateEstimatorMixin._initial_coef else None),
             penalty=L2Penalty(float(self.alpha), mask),
             clip_norm=float(self.clip_norm),
             data_norm=None if self.data_norm is None else float(self.data_norm),

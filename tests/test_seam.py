@@ -118,6 +118,23 @@ def test_plan_is_called_once_per_fit(solvers):
     assert spec.n_samples == X.shape[0] and spec.coef_shape == (X.shape[1] + 1,)
 
 
+class _RandomStartLogisticRegression(DPLogisticRegression):
+    def _initial_coef(self, loss, rng):  # the estimator hook for a public random start
+        return rng.normal(size=loss.coef_shape)
+
+
+def test_the_spec_states_f0_only_for_a_start_at_zero(solvers):
+    # F(0) = log 2 bounds the objective at a start at 0, not at a random start:
+    # a solver choosing its step count from it would be misled
+    X, y, _ = _data(DPLogisticRegression)
+    CountingPlans.calls.clear()
+    DPLogisticRegression(solver="counting_plans").fit(X, y)
+    _RandomStartLogisticRegression(solver="counting_plans").fit(X, y)
+    at_zero, at_random = CountingPlans.calls
+    assert at_zero.initial_value == pytest.approx(np.log(2))
+    assert at_random.initial_value is None
+
+
 # -- structure of the package ------------------------------------------------------
 def _sources(*parts):
     for folder in parts:

@@ -76,7 +76,8 @@ class ProblemSpec:
         has none.
     initial_value : float or None
         A public bound on the objective at the start (``F(0)`` for losses
-        whose value at margin 0 is known), None when unknown.
+        whose value at margin 0 is known and fits that start at 0), None
+        when unknown or when the estimator draws a random start.
     penalty : L2Penalty
     clip_norm : float
         Per-example gradient bound: the sensitivity of a clipped sum.
