@@ -22,8 +22,18 @@ clipped to a ``clip_norm`` far below its raw norm, is a constant
 is then (for full-batch gradient descent) exactly the output of a Gaussian
 mechanism, the most powerful test there is at that noise level.
 
+Step counts (issue 10): the privacy of a fit depends on the number of noisy
+steps its solver plans, so every (design, solver) pairing is audited with
+the step count that solver plans for the real data (Adult, n = 32561 x 123,
+for the linear models; the benchmark's matrix-sensing instance) with
+``max_iter=None`` and the estimator's defaults at the audit's (epsilon,
+delta): see :class:`RealData` and :meth:`Design.planned_steps`. Every
+audited fit must run exactly that many steps (checked on every fit).
+
 Run ``pytest -m audit_long tests/test_audit.py`` for the long version (more
-runs, pure-DP and subsampled variants of every solver).
+runs, pure-DP and subsampled variants of every solver), and
+``python benchmarks/audit_table.py`` to run it and write the committed table
+``docs/audit_results.md``.
 """
 
 import contextlib
@@ -33,7 +43,7 @@ import os
 import pkgutil
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from unittest import mock
 
 import numpy as np
@@ -57,15 +67,33 @@ from skdp.testing import (
 
 CLAIMED_EPSILON = 2.0
 DELTA = 1e-5
-#: fits per data set in the quick audit and in the long one
-N_RUNS = int(os.environ.get("SKDP_AUDIT_RUNS", 500))
+#: Fits per data set of a quick (CI) audit. Every audit runs its pairing's
+#: planned step count (up to 677 here), so the quick run count follows a
+#: compute budget: about QUICK_STEP_BUDGET fit-steps per side, at least 100
+#: runs (ceiling 3.05, above the claim) and at most 500. SKDP_AUDIT_RUNS
+#: fixes the count instead. The bound is valid for any run count: fewer runs
+#: only make it weaker (see docs/audit.md for what the quick suite detects).
+QUICK_STEP_BUDGET = 20_000
+QUICK_RUNS_RANGE = (100, 500)
+_FIXED_RUNS = os.environ.get("SKDP_AUDIT_RUNS")
+#: fits per data set of the long audit
 N_RUNS_LONG = int(os.environ.get("SKDP_AUDIT_RUNS_LONG", 10000))
 #: fits per data set for a negative control (ceiling 3.0 > CLAIMED_EPSILON)
 N_RUNS_CONTROL = 100
 N_JOBS = int(os.environ.get("SKDP_AUDIT_JOBS", 2))
-#: iterations of every audited fit: enough to exercise each solver's loop,
-#: few enough that a fit takes milliseconds
-MAX_ITER = 20
+
+
+def quick_runs(steps):
+    """Runs per side of a quick audit whose every run fits ``steps`` steps."""
+    if _FIXED_RUNS:
+        return int(_FIXED_RUNS)
+    low, high = QUICK_RUNS_RANGE
+    return int(min(high, max(low, QUICK_STEP_BUDGET // steps)))
+
+
+#: iterations of the fits that test the audit machinery itself (not a
+#: pairing's privacy claim: those run their planned step counts)
+MACHINERY_MAX_ITER = 20
 
 
 @pytest.fixture(autouse=True)
@@ -205,6 +233,48 @@ def test_audit_bound_is_valid_under_the_null_across_seeds():
 # --------------------------------------------------------------------------
 # Canary designs, one per estimator configuration
 # --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RealData:
+    """The real data whose step counts a design's audits run (issue 10).
+
+    A solver plans its number of noisy steps from public quantities only
+    (n, the shapes, the public constants, epsilon, delta), and the privacy
+    of a fit depends on it: that planned count, not an arbitrary small one,
+    is what the audit must run. ``params`` are the estimator parameters that
+    define the model (the SVC's loss, the matrix shape and rank); everything
+    else is the estimator's default, with ``max_iter=None``.
+    """
+
+    name: str
+    n_samples: int
+    n_features: int
+    #: the public label set (None for regressors)
+    labels: object
+    params: dict
+
+
+#: Adult (a9a), rows scaled to unit L2 norm (``data_norm=1``, the default)
+ADULT = RealData("Adult a9a (32561 x 123)", 32561, 123, np.array([-1.0, 1.0]), {})
+#: the matrix-sensing instance of benchmarks/run.py (paper 000's generator)
+MATRIX_SENSING_DATA = RealData("make_matrix_sensing (20000 x 400, 20 x 20, rank 3)",
+                               20000, 400, None, {"shape": (20, 20), "rank": 3})
+
+
+def planned_steps(estimator, n_samples, n_features, labels):
+    """The number of steps ``estimator``'s solver plans for data of that size.
+
+    Builds the public ``ProblemSpec`` exactly as ``fit`` does (parameters
+    and metadata only, no data value) and calls the solver's ``plan``.
+    """
+    from skdp.solvers import get_solver
+
+    estimator._validate_params()
+    solver = get_solver(estimator._resolve_solver())
+    spec = estimator._problem_spec(solver, n_samples, n_features,
+                                   estimator._public_labels(labels))
+    return int(solver.plan(spec).n_iter)
+
+
 @dataclass
 class Design:
     """One audit experiment: an estimator configuration, D, the canary, the statistic."""
@@ -218,19 +288,60 @@ class Design:
     canary_y: float
     statistic: object
     huge_canary_x: np.ndarray
+    #: the real data whose planned step counts the audits run
+    real: RealData = ADULT
     #: solver name -> solver_params the configuration needs (public constants)
     solver_params: object = None
     #: solver name -> extra estimator parameters for the clipping-off control
     clipping_control_params: object = None
+    _planned: dict = field(default_factory=dict, repr=False)
+
+    def real_estimator(self, solver, epsilon=CLAIMED_EPSILON, delta=DELTA, batch_size=None):
+        """The estimator a user would fit on the real data: defaults, max_iter=None.
+
+        A ``batch_size`` of the audit data is scaled to the same Poisson
+        sampling rate on the real data.
+        """
+        if batch_size is not None:
+            batch_size = max(1, round(batch_size * self.real.n_samples / len(self.X)))
+        return self.estimator(solver=solver, epsilon=epsilon, delta=delta,
+                              batch_size=batch_size, **self.real.params)
+
+    def planned_steps(self, solver, epsilon=CLAIMED_EPSILON, delta=DELTA, batch_size=None):
+        """Steps ``solver`` plans on the real data with ``max_iter=None`` (memoised)."""
+        key = (solver, float(epsilon), float(delta), batch_size)
+        if key not in self._planned:
+            est = self.real_estimator(solver, epsilon, delta, batch_size)
+            self._planned[key] = planned_steps(est, self.real.n_samples, self.real.n_features,
+                                               self.real.labels)
+        return self._planned[key]
 
     def make(self, solver, epsilon=CLAIMED_EPSILON, delta=DELTA, **extra):
-        params = {"max_iter": MAX_ITER, **self.params, **extra}
+        """The audited estimator; ``max_iter`` defaults to the planned step count."""
+        params = {**self.params, **extra}
+        if "max_iter" not in extra:
+            params["max_iter"] = self.planned_steps(solver, epsilon, delta,
+                                                    extra.get("batch_size"))
         if self.solver_params is not None and "solver_params" not in extra:
             params["solver_params"] = self.solver_params(solver)
         return self.estimator(solver=solver, epsilon=epsilon, delta=delta, **params)
 
     def solvers(self):
         return available_solvers(self.estimator(**self.params))
+
+
+@dataclass(frozen=True)
+class RunsPlannedSteps:
+    """A statistic that first checks that the fit ran exactly ``n_iter`` steps."""
+
+    statistic: object
+    n_iter: int
+
+    def __call__(self, model):
+        if model.n_iter_ != self.n_iter:
+            raise AssertionError(
+                f"the audited fit ran {model.n_iter_} steps, not the {self.n_iter} planned")
+        return self.statistic(model)
 
 
 def _coef_00(model):
@@ -292,29 +403,29 @@ def _designs():
 
     add("logistic", skdp.DPLogisticRegression, linear, X=X, y=y,
         canary_x=np.array([1.0, 0.0]), canary_y=1, statistic=_coef_00,
-        huge_canary_x=np.array([1e4, 0.0]))
+        huge_canary_x=np.array([1e8, 0.0]))
     svc = skdp.DPLinearSVC
-    if True:  # one design per hinge-family loss
-        for loss in ("smooth_hinge", "hinge"):
-            add(f"svc_{loss}", svc, {**linear, "loss": loss}, X=X, y=y,
-                canary_x=np.array([1.0, 0.0]), canary_y=1, statistic=_coef_00,
-                huge_canary_x=np.array([1e4, 0.0]))
+    # one design per hinge-family loss
+    for loss in ("smooth_hinge", "hinge"):
+        add(f"svc_{loss}", svc, {**linear, "loss": loss}, X=X, y=y,
+            canary_x=np.array([1.0, 0.0]), canary_y=1, statistic=_coef_00,
+            huge_canary_x=np.array([1e8, 0.0]))
     ms = skdp.DPMatrixSensing
-    if True:  # the matrix-sensing design
-        Xm, ym = _matrix_sensing_data()
-        # The canary measures entry (0, 0) with a far-off target, so its
-        # gradient is always clipped; it pushes U[0] . V[0] up, and D never
-        # touches row 0 of U or V. clip_norm=1 makes the push dominate the
-        # public random initial factors (N(0, 0.1^2)). The loss has no public
-        # smoothness, so every solver gets the step 2 (gd's default,
-        # 3 sqrt(pq) / B^2 = 6, is pinned to it too); gd releases its last iterate (average=0: the
-        # average of private iterates is post-processing, so auditing the
-        # last one is the stronger test).
-        add("matrix_sensing", ms, dict(shape=(2, 2), rank=1, clip_norm=1.0),
-            X=Xm, y=ym, canary_x=np.array([1.0, 0.0, 0.0, 0.0]), canary_y=100.0,
-            statistic=_matrix_00, huge_canary_x=np.array([10.0, 0.0, 0.0, 0.0]),
-            solver_params=_matrix_sensing_solver_params,
-            clipping_control_params=_matrix_sensing_clipping_control)
+    # the matrix-sensing design
+    Xm, ym = _matrix_sensing_data()
+    # The canary measures entry (0, 0) with a far-off target, so its
+    # gradient is always clipped; it pushes U[0] . V[0] up, and D never
+    # touches row 0 of U or V. clip_norm=1 makes the push dominate the
+    # public random initial factors (N(0, 0.1^2)). The loss has no public
+    # smoothness, so every solver gets the step 2 (gd's default,
+    # 3 sqrt(pq) / B^2 = 6, is pinned to it too); gd releases its last iterate (average=0: the
+    # average of private iterates is post-processing, so auditing the
+    # last one is the stronger test).
+    add("matrix_sensing", ms, dict(shape=(2, 2), rank=1, clip_norm=1.0),
+        X=Xm, y=ym, canary_x=np.array([1.0, 0.0, 0.0, 0.0]), canary_y=100.0,
+        statistic=_matrix_00, huge_canary_x=np.array([10.0, 0.0, 0.0, 0.0]),
+        real=MATRIX_SENSING_DATA, solver_params=_matrix_sensing_solver_params,
+        clipping_control_params=_matrix_sensing_clipping_control)
     return designs
 
 
@@ -507,26 +618,31 @@ def clipping_off():
         yield
 
 
-def _audit(design, solver, *, canary_x=None, n_runs=N_RUNS, seed=0, run_context=None,
+def _audit(design, solver, *, canary_x=None, n_runs=None, seed=0, run_context=None,
            n_jobs=N_JOBS, confidence=0.95, **params):
+    """Audit one pairing; every fit runs ``max_iter`` steps (default: the planned count)."""
     estimator = design.make(solver, **params)
+    if n_runs is None:
+        n_runs = quick_runs(estimator.max_iter)
     start = time.perf_counter()
     result = audit_estimator(
         estimator, design.X, design.y,
         design.canary_x if canary_x is None else canary_x, design.canary_y,
-        design.statistic, n_runs=n_runs, random_state=seed, n_jobs=n_jobs,
-        confidence=confidence, run_context=run_context or cached_calibration,
+        RunsPlannedSteps(design.statistic, estimator.max_iter), n_runs=n_runs,
+        random_state=seed, n_jobs=n_jobs, confidence=confidence,
+        run_context=run_context or cached_calibration,
     )
-    elapsed = time.perf_counter() - start
-    print(f"\n[audit] {design.name} solver={solver} {params or ''}: {result.summary()} "
-          f"({elapsed:.1f}s)")
+    result.n_iter = estimator.max_iter
+    result.elapsed = time.perf_counter() - start
+    print(f"\n[audit] {design.name} solver={solver} steps={estimator.max_iter} "
+          f"{params or ''}: {result.summary()} ({result.elapsed:.1f}s)")
     return result
 
 
 def _fits_with(design, solver, **params):
-    """Whether the configuration is valid (e.g. delta=0 is not for every estimator)."""
+    """None if the configuration is valid (one step on D), else why not."""
     try:
-        design.make(solver, **params).fit(design.X, design.y)
+        design.make(solver, **{**params, "max_iter": 1}).fit(design.X, design.y)
     except ValueError as exc:
         return str(exc)
     return None
@@ -543,9 +659,48 @@ def test_pairings_cover_every_registered_solver():
     assert audited == usable
 
 
+def _real_data(design, adult):
+    if design.real is ADULT:
+        X, y = adult[0], adult[1]
+        assert X.shape == (ADULT.n_samples, ADULT.n_features)
+        assert np.array_equal(np.unique(y), ADULT.labels)
+        return X, y
+    X, y, _ = skdp.matrix_sensing.make_matrix_sensing(
+        design.real.n_samples, shape=design.real.params["shape"],
+        rank=design.real.params["rank"], random_state=0)
+    assert X.shape == (design.real.n_samples, design.real.n_features)
+    return X, y
+
+
+@pytest.mark.parametrize("design, solver", PAIRINGS, ids=PAIR_IDS)
+def test_planned_steps_are_what_a_fit_on_the_real_data_runs(design, solver, adult):
+    # the step count every audit of this pairing runs is the n_iter_ of the
+    # estimator fitted with its defaults and max_iter=None on the real data
+    X, y = _real_data(design, adult)
+    est = design.real_estimator(solver).set_params(
+        random_state=0, accountant=skdp.BudgetAccountant())
+    assert est.max_iter is None
+    est.fit(X, y)
+    assert est.n_iter_ == design.planned_steps(solver)
+    assert design.make(solver).max_iter == est.n_iter_
+
+
+def test_audited_fits_must_run_the_planned_steps():
+    design = DESIGNS["logistic"]
+    est = design.make("gd", max_iter=5, random_state=0).fit(design.X, design.y)
+    assert RunsPlannedSteps(_coef_00, 5)(est) == _coef_00(est)
+    with pytest.raises(AssertionError, match="ran 5 steps, not the 6 planned"):
+        RunsPlannedSteps(_coef_00, 6)(est)
+    # and the check reaches the worker processes of a parallel audit
+    with pytest.raises(AssertionError, match="not the 6 planned"):
+        audit_estimator(est, design.X, design.y, design.canary_x, design.canary_y,
+                        RunsPlannedSteps(_coef_00, 6), n_runs=4, random_state=0, n_jobs=2)
+
+
 @pytest.mark.parametrize("design, solver", PAIRINGS, ids=PAIR_IDS)
 def test_audit_bound_stays_below_claimed_epsilon(design, solver):
     result = _audit(design, solver)
+    assert result.n_iter == design.planned_steps(solver)
     assert result.claimed_epsilon == CLAIMED_EPSILON
     assert result.epsilon_lower_bound <= CLAIMED_EPSILON, result.summary()
 
@@ -584,35 +739,48 @@ def test_audit_gd_variants(variant):
     assert result.epsilon_lower_bound <= CLAIMED_EPSILON, result.summary()
 
 
-def _check_noise_off(design, solver):
-    result = _audit(design, solver, n_runs=N_RUNS_CONTROL, run_context=noise_off)
-    assert result.epsilon_lower_bound > CLAIMED_EPSILON, (
-        "the audit did not catch a noiseless fit; if this solver draws its noise "
-        "with a Generator method not patched by noise_off, extend _NoiselessGenerator. "
-        + result.summary()
-    )
-
-
-def _check_clipping_off(design, solver):
+def control_audit(design, solver, control, n_runs=N_RUNS_CONTROL):
+    """A negative control: the pairing with noise or clipping switched off."""
+    if control == "noise_off":
+        return _audit(design, solver, n_runs=n_runs, run_context=noise_off)
+    if control != "clipping_off":
+        raise ValueError(f"unknown control {control!r}")
     extra = design.clipping_control_params(solver) if design.clipping_control_params else {}
-    result = _audit(design, solver, canary_x=design.huge_canary_x, n_runs=N_RUNS_CONTROL,
-                    run_context=clipping_off, **extra)
-    # unclipped fits that diverge without the canary would release nothing
-    # about it: such a design could not see the broken variant, so it fails
-    assert np.mean(np.isfinite(result.scores_out)) >= 0.9, (
-        "unclipped fits diverge without the canary: give the design gentler "
-        "clipping_control_params. " + result.summary())
-    assert result.epsilon_lower_bound > CLAIMED_EPSILON, result.summary()
+    return _audit(design, solver, canary_x=design.huge_canary_x, n_runs=n_runs,
+                  run_context=clipping_off, **extra)
+
+
+def control_missed(control, result):
+    """None when the audit caught the broken variant, else why it did not."""
+    if control == "clipping_off" and np.mean(np.isfinite(result.scores_out)) < 0.9:
+        # unclipped fits that diverge without the canary release nothing
+        # about it: such a design could not see the broken variant
+        return ("unclipped fits diverge without the canary: give the design gentler "
+                "clipping_control_params. " + result.summary())
+    if result.epsilon_lower_bound <= CLAIMED_EPSILON:
+        if control == "noise_off":
+            return ("the audit did not catch a noiseless fit; if this solver draws its noise "
+                    "with a Generator method not patched by noise_off, extend "
+                    "_NoiselessGenerator. " + result.summary())
+        return "the audit did not catch unclipped fits. " + result.summary()
+    return None
+
+
+def _check_control(design, solver, control):
+    result = control_audit(design, solver, control)
+    assert result.n_iter == design.planned_steps(solver)
+    missed = control_missed(control, result)
+    assert missed is None, missed
 
 
 @pytest.mark.parametrize("design, solver", CONTROL_PAIRINGS, ids=CONTROL_IDS)
 def test_audit_catches_noise_turned_off(design, solver):
-    _check_noise_off(design, solver)
+    _check_control(design, solver, "noise_off")
 
 
 @pytest.mark.parametrize("design, solver", CONTROL_PAIRINGS, ids=CONTROL_IDS)
 def test_audit_catches_clipping_turned_off(design, solver):
-    _check_clipping_off(design, solver)
+    _check_control(design, solver, "clipping_off")
 
 
 def test_audit_estimator_is_reproducible_and_input_agnostic():
@@ -620,12 +788,13 @@ def test_audit_estimator_is_reproducible_and_input_agnostic():
     import scipy.sparse as sp
 
     design = DESIGNS["logistic"]
-    est = design.make("gd")
+    est = design.make("gd", max_iter=MACHINERY_MAX_ITER)
     kwargs = dict(n_runs=20, random_state=7, run_context=cached_calibration)
     args = (design.canary_x, design.canary_y, design.statistic)
     base = audit_estimator(est, design.X, design.y, *args, **kwargs)
     parallel = audit_estimator(est, design.X, design.y, *args, n_jobs=2, **kwargs)
-    factory = audit_estimator(lambda seed: design.make("gd", random_state=seed),
+    factory = audit_estimator(lambda seed: design.make("gd", max_iter=MACHINERY_MAX_ITER,
+                                                       random_state=seed),
                               design.X, design.y, *args, **kwargs)
     sparse = audit_estimator(est, sp.csr_matrix(design.X), design.y, *args, **kwargs)
     for other in (parallel, factory, sparse):
@@ -642,7 +811,7 @@ def test_audit_estimator_is_reproducible_and_input_agnostic():
 
 def test_audit_estimator_rejects_bad_input():
     design = DESIGNS["logistic"]
-    est = design.make("gd")
+    est = design.make("gd", max_iter=MACHINERY_MAX_ITER)
     with pytest.raises(ValueError, match="n_runs"):
         audit_estimator(est, design.X, design.y, design.canary_x, 1, _coef_00, n_runs=1)
     with pytest.raises(ValueError, match="features"):
@@ -657,41 +826,79 @@ def test_audit_estimator_rejects_bad_input():
 # --------------------------------------------------------------------------
 # The long audit (by hand: pytest -m audit_long)
 # --------------------------------------------------------------------------
+#: the long audit's variants of every pairing; all but the single pure-DP
+#: step run the step count planned for that variant on the real data
 LONG_VARIANTS = {
-    "gaussian": {},
-    "pure": PURE,
-    "pure_20_steps": {"delta": 0.0},
-    "sampled": {"batch_size": 25},
+    "gaussian": {},                  # (2, 1e-5)-DP, full batches
+    "pure_1_step": PURE,             # 2-DP, one Laplace step (tight, 99 %)
+    "pure": {"delta": 0.0},          # 2-DP, Laplace steps
+    "sampled": {"batch_size": 25},   # Poisson-sampled, rate 1/4
 }
 
 
-@pytest.mark.audit_long
-@pytest.mark.parametrize("variant", sorted(LONG_VARIANTS))
-@pytest.mark.parametrize("design, solver", PAIRINGS, ids=PAIR_IDS)
-def test_long_audit(design, solver, variant):
+def _long_cases():
+    cases, left_out = [], {}
+    for design, solver in PAIRINGS:
+        for variant, params in LONG_VARIANTS.items():
+            reason = _fits_with(design, solver, **params)
+            if reason is None:
+                cases.append((design, solver, variant))
+            else:
+                left_out[(design.name, solver, variant)] = reason
+    return cases, left_out
+
+
+LONG_CASES, LONG_LEFT_OUT = _long_cases()
+LONG_IDS = [f"{d.name}-{s}-{v}" for d, s, v in LONG_CASES]
+CONTROLS = ("noise_off", "clipping_off")
+
+
+def test_long_audit_leaves_out_only_pure_dp_matrix_sensing():
+    # a variant the estimator refuses is left out at collection (never skipped
+    # silently): only matrix sensing, whose L2-clipped gradients need delta > 0
+    assert set(LONG_LEFT_OUT) == {("matrix_sensing", "gd", "pure_1_step"),
+                                  ("matrix_sensing", "gd", "pure")}
+    assert all("needs delta > 0" in reason for reason in LONG_LEFT_OUT.values())
+    assert len(LONG_CASES) == len(PAIRINGS) * len(LONG_VARIANTS) - 2
+
+
+def long_audit(design, solver, variant, n_runs=N_RUNS_LONG):
+    """One case of the long audit (also run by benchmarks/audit_table.py)."""
     params = LONG_VARIANTS[variant]
-    reason = _fits_with(design, solver, **params)
-    if reason is not None:
-        pytest.skip(f"{variant} not available: {reason}")
     confidence = PURE_CONFIDENCE if params is PURE else 0.95
-    result = _audit(design, solver, n_runs=N_RUNS_LONG, seed=1, confidence=confidence,
-                    **params)
+    return _audit(design, solver, n_runs=n_runs, seed=1, confidence=confidence, **params)
+
+
+def gaussian_self_check(n_runs=2_000_000):
+    """The audit of a plain Gaussian mechanism at the claimed epsilon."""
+    result = audit_gaussian_mechanism(epsilon=CLAIMED_EPSILON, delta=DELTA, n_runs=n_runs,
+                                      random_state=2)
+    print(f"\n[audit] Gaussian mechanism: {result.summary()}")
+    return result
+
+
+@pytest.mark.audit_long
+@pytest.mark.parametrize("design, solver, variant", LONG_CASES, ids=LONG_IDS)
+def test_long_audit(design, solver, variant):
+    result = long_audit(design, solver, variant)
+    params = LONG_VARIANTS[variant]
+    expected = params["max_iter"] if "max_iter" in params else design.planned_steps(
+        solver, delta=params.get("delta", DELTA), batch_size=params.get("batch_size"))
+    assert result.n_iter == expected
     assert result.epsilon_lower_bound <= CLAIMED_EPSILON, result.summary()
 
 
 @pytest.mark.audit_long
-@pytest.mark.parametrize("control", ["noise_off", "clipping_off"])
+@pytest.mark.parametrize("control", CONTROLS)
 @pytest.mark.parametrize("design, solver", PAIRINGS, ids=PAIR_IDS)
 def test_long_controls_on_every_pairing(design, solver, control):
-    (_check_noise_off if control == "noise_off" else _check_clipping_off)(design, solver)
+    _check_control(design, solver, control)
 
 
 @pytest.mark.audit_long
 def test_long_gaussian_mechanism_self_check():
     # 2 million runs per side: the bound gets within about 20% of the truth
-    result = audit_gaussian_mechanism(epsilon=CLAIMED_EPSILON, delta=DELTA,
-                                      n_runs=2_000_000, random_state=2)
-    print(f"\n[audit] Gaussian mechanism: {result.summary()}")
+    result = gaussian_self_check()
     assert CLAIMED_EPSILON / 1.5 < result.epsilon_lower_bound <= CLAIMED_EPSILON
 
 
@@ -712,26 +919,32 @@ class _SeedReusingLogisticRegression(skdp.DPLogisticRegression):
         return np.random.default_rng(self.random_state)
 
 
-def _shared_seed_audit(estimator, design=None, **kwargs):
+def _shared_seed_audit(estimator, design=None, n_runs=None):
     design = design or DESIGNS["logistic"]
+    steps = estimator.max_iter
     return audit_estimator(estimator, design.X, design.y, design.canary_x, design.canary_y,
-                           design.statistic, n_runs=N_RUNS, random_state=5, n_jobs=N_JOBS,
-                           seeding="shared", run_context=cached_calibration, **kwargs)
+                           RunsPlannedSteps(design.statistic, steps),
+                           n_runs=n_runs or quick_runs(2 * steps),  # two fits per run
+                           random_state=5, n_jobs=N_JOBS, seeding="shared",
+                           run_context=cached_calibration)
 
 
 @pytest.mark.parametrize("design, solver", CONTROL_PAIRINGS, ids=CONTROL_IDS)
 def test_shared_seed_audit_passes(design, solver):
     # two fits with one seed, charged to one accountant (as GridSearchCV runs
     # them): independent noise, so the pair leaks no more than one fit
-    result = _shared_seed_audit(design.make(solver), design)
+    estimator = design.make(solver)
+    assert estimator.max_iter == design.planned_steps(solver)
+    result = _shared_seed_audit(estimator, design)
     assert result.epsilon_lower_bound <= CLAIMED_EPSILON, result.summary()
 
 
 def test_shared_seed_audit_catches_a_reused_seed():
     design = DESIGNS["logistic"]
     params = design.make("gd").get_params()
-    result = _shared_seed_audit(_SeedReusingLogisticRegression(**params))
-    # the difference of the two fits is noiseless: a perfect test
+    # the difference of the two fits is noiseless: a perfect test, whose
+    # bound is the ceiling of the run count (4.32 with 350 runs per side)
+    result = _shared_seed_audit(_SeedReusingLogisticRegression(**params), n_runs=350)
     assert result.epsilon_lower_bound > 2 * CLAIMED_EPSILON, result.summary()
 
 
@@ -742,11 +955,12 @@ def test_non_finite_outputs_count_as_detections():
         # at epsilon 50 the canary moves coef_[0, 0] from about 0.000 to 0.032
         return np.nan if model.coef_[0, 0] > 0.016 else 0.0
 
-    result = audit_estimator(design.make("gd"), design.X, design.y, design.canary_x,
-                             design.canary_y, lambda m: float("nan"), n_runs=20,
-                             random_state=0)
+    result = audit_estimator(design.make("gd", max_iter=MACHINERY_MAX_ITER), design.X,
+                             design.y, design.canary_x, design.canary_y,
+                             lambda m: float("nan"), n_runs=20, random_state=0)
     assert result.n_nonfinite_out == result.n_nonfinite_in == 20
-    result = audit_estimator(design.make("gd", epsilon=50.0), design.X, design.y,
+    result = audit_estimator(design.make("gd", epsilon=50.0, max_iter=MACHINERY_MAX_ITER),
+                             design.X, design.y,
                              design.canary_x, design.canary_y, breaks_with_the_canary,
                              n_runs=200, random_state=0)
     assert result.n_nonfinite_in > result.n_nonfinite_out
@@ -760,14 +974,17 @@ def _intercept(model):
 def test_audit_of_the_intercept():
     # D: the features carry nothing (x = 0), labels balanced; the canary
     # (x = 0, y = 1) moves only the intercept
+    # (logistic regression with gd: the steps planned for Adult)
     X, y = np.zeros((100, 2)), np.tile([0, 1], 50)
+    steps = DESIGNS["logistic"].planned_steps("gd")
     est = skdp.DPLogisticRegression(epsilon=CLAIMED_EPSILON, delta=DELTA, clip_norm=0.01,
-                                    max_iter=MAX_ITER)
-    result = audit_estimator(est, X, y, [0.0, 0.0], 1, _intercept, n_runs=N_RUNS,
+                                    max_iter=steps)
+    statistic = RunsPlannedSteps(_intercept, steps)
+    result = audit_estimator(est, X, y, [0.0, 0.0], 1, statistic, n_runs=quick_runs(steps),
                              random_state=3, n_jobs=N_JOBS, run_context=cached_calibration)
     assert result.epsilon_lower_bound <= CLAIMED_EPSILON, result.summary()
-    noiseless = audit_estimator(est, X, y, [0.0, 0.0], 1, _intercept,
-                                n_runs=N_RUNS_CONTROL, random_state=3, run_context=noise_off)
+    noiseless = audit_estimator(est, X, y, [0.0, 0.0], 1, statistic, n_runs=N_RUNS_CONTROL,
+                                random_state=3, n_jobs=N_JOBS, run_context=noise_off)
     assert noiseless.epsilon_lower_bound > CLAIMED_EPSILON, noiseless.summary()
 
 
@@ -781,14 +998,17 @@ def _label_2_score(model):
 
 def test_audit_of_a_label_seen_once():
     X, y = DESIGNS["logistic"].X, DESIGNS["logistic"].y
+    steps = DESIGNS["logistic"].planned_steps("gd")  # gd plans 100 for any label set
     est = skdp.DPLogisticRegression(epsilon=CLAIMED_EPSILON, delta=DELTA, clip_norm=0.01,
-                                    max_iter=MAX_ITER)
+                                    max_iter=steps)
     # classes=None reads the label set from y: the documented leak is visible
     leak = audit_estimator(est, X, y, [0.0, 0.0], 2, _has_label_2, n_runs=N_RUNS_CONTROL,
-                           random_state=4)
+                           random_state=4, n_jobs=N_JOBS, run_context=cached_calibration)
     assert leak.epsilon_lower_bound > CLAIMED_EPSILON, leak.summary()
     # with the public label set given, the canary's label is private
     public = est.set_params(classes=[0, 1, 2])
-    result = audit_estimator(public, X, y, [0.0, 0.0], 2, _label_2_score, n_runs=N_RUNS,
+    result = audit_estimator(public, X, y, [0.0, 0.0], 2,
+                             RunsPlannedSteps(_label_2_score, steps),
+                             n_runs=quick_runs(steps),
                              random_state=4, n_jobs=N_JOBS, run_context=cached_calibration)
     assert result.epsilon_lower_bound <= CLAIMED_EPSILON, result.summary()
