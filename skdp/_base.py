@@ -269,9 +269,11 @@ class PrivateEstimatorMixin:
         self.privacy_spent_ = (float(self.epsilon), float(self.delta))
         self.data_norm_ = self.data_norm
         if self.verbose:
+            # ``ran`` is a function of the queries run, i.e. of released outputs
             print(
                 f"[{type(self).__name__}] solver={name} n_iter={self.n_iter_} "
-                f"epsilon={self.epsilon} delta={self.delta}"
+                f"epsilon={self.epsilon} delta={self.delta} (charged); the queries run "
+                f"spent epsilon={ran:.4g}"
             )
 
     def _problem_spec(self, solver, n_samples, n_features, labels):

@@ -24,6 +24,7 @@ from .accountant import (
     get_default_accountant,
 )
 from .calibrate import calibrate
+from .filter import PrivacyFilter, best_order
 from .mechanisms import *  # noqa: F401,F403  (the mechanism classes, see mechanisms.__all__)
 from .rdp import DEFAULT_ORDERS, get_delta, get_epsilon, get_rdp, rdp_to_epsilon
 
@@ -35,6 +36,8 @@ __all__ = [
     "rdp_to_epsilon",
     "DEFAULT_ORDERS",
     "calibrate",
+    "PrivacyFilter",
+    "best_order",
     "BudgetAccountant",
     "BudgetError",
     "Spend",

@@ -30,6 +30,8 @@ __all__ = [
     "PureDP",
     "ZCDP",
     "SparseVector",
+    "GaussianSparseVector",
+    "FilteredRDP",
     "PoissonSampled",
     "Composed",
     "Repeated",
@@ -71,7 +73,8 @@ def _mechanism(value: Any, owner: str) -> "Mechanism":
     if not isinstance(value, Mechanism):
         raise ValueError(
             f"{owner}: expected a Mechanism (Gaussian, Laplace, PureDP, ZCDP, "
-            f"SparseVector, PoissonSampled, Composed or Repeated), got {value!r}."
+            f"SparseVector, GaussianSparseVector, FilteredRDP, PoissonSampled, Composed or "
+            f"Repeated), got {value!r}."
         )
     return value
 
@@ -388,6 +391,94 @@ class SparseVector(Mechanism):
 
 
 @dataclass(frozen=True, slots=True)
+class GaussianSparseVector(Mechanism):
+    r"""AboveThreshold (the sparse vector technique with one "above" answer), Gaussian noise.
+
+    One run compares at most ``max_queries`` queries of sensitivity
+    :math:`\Delta` with a threshold and halts at the first "above" answer.
+    The threshold noise is :math:`\mathcal{N}(0, (\sigma_1 \Delta)^2)`, drawn
+    once; each query's noise is :math:`\mathcal{N}(0, (\sigma_2 \Delta)^2)`.
+
+    Parameters
+    ----------
+    threshold_multiplier : float
+        :math:`\sigma_1 > 0`, the threshold noise in units of :math:`\Delta`.
+    query_multiplier : float
+        :math:`\sigma_2 > 0`, each query's noise in units of :math:`\Delta`.
+    max_queries : int
+        :math:`k \ge 1`, the most queries one run may compare.
+
+    Notes
+    -----
+    Its Rényi DP curve is Zhu and Wang's bound for Gaussian SVT with cut-off
+    1 [1]_ (Theorem 8, in the form autodp implements it),
+
+    .. math::
+
+        \varepsilon(\alpha) = \frac{\log k}{\alpha - 1}
+        + \frac{\alpha}{\sigma_1^2} + \frac{2\alpha}{\sigma_2^2},
+
+    which grows with ``max_queries``.  Paper 002's Theorem 3
+    (:math:`\alpha(4\sigma_1^2 + \sigma_2^2) / (2\sigma_1^2\sigma_2^2)`, no
+    dependence on :math:`k`) is not used: it fails for long query sequences
+    (``papers/notes_002.md``, section 3.2).
+
+    References
+    ----------
+    .. [1] Y. Zhu and Y.-X. Wang, "Improving Sparse Vector Technique with
+       Renyi Differential Privacy", NeurIPS 2020.
+    """
+
+    threshold_multiplier: float
+    query_multiplier: float
+    max_queries: int
+
+    def __post_init__(self):
+        owner = "GaussianSparseVector"
+        object.__setattr__(self, "threshold_multiplier",
+                           _real(self.threshold_multiplier, "threshold_multiplier", owner))
+        object.__setattr__(self, "query_multiplier",
+                           _real(self.query_multiplier, "query_multiplier", owner))
+        object.__setattr__(self, "max_queries",
+                           _count(self.max_queries, "max_queries", owner, minimum=1))
+
+
+@dataclass(frozen=True, slots=True)
+class FilteredRDP(Mechanism):
+    r"""Whatever an RDP privacy filter at one order admitted.
+
+    An adaptive sequence of mechanisms, each chosen from the outputs of the
+    earlier ones and run only while the sum of their Rényi DP at ``order``
+    stays at most ``rdp``, is :math:`(\alpha, \text{rdp})`-RDP at
+    :math:`\alpha` = ``order`` (Feldman and Zrnic [1]_, Theorem 3.1), hence at
+    every order below it (Rényi divergences grow with the order).  This is
+    the charge of a fit run under a :class:`~skdp.accounting.PrivacyFilter`.
+
+    Parameters
+    ----------
+    order : float
+        The filter's Rényi order :math:`\alpha > 1`, fixed before any data is read.
+    rdp : float
+        The filter's budget at that order, >= 0.
+
+    References
+    ----------
+    .. [1] V. Feldman and T. Zrnic, "Individual Privacy Accounting via a
+       Rényi Filter", NeurIPS 2021.
+    """
+
+    order: float
+    rdp: float
+
+    def __post_init__(self):
+        order = _real(self.order, "order", "FilteredRDP")
+        if order <= 1:
+            raise ValueError(f"FilteredRDP: order must be > 1, got {order!r}.")
+        object.__setattr__(self, "order", order)
+        object.__setattr__(self, "rdp", _real(self.rdp, "rdp", "FilteredRDP", positive=False))
+
+
+@dataclass(frozen=True, slots=True)
 class PoissonSampled(Mechanism):
     r"""A mechanism run on a Poisson subsample.
 
@@ -481,7 +572,8 @@ class Repeated(Mechanism):
 
 _REGISTRY = {
     cls.__name__: cls
-    for cls in (Gaussian, Laplace, PureDP, ZCDP, SparseVector, PoissonSampled, Composed, Repeated)
+    for cls in (Gaussian, Laplace, PureDP, ZCDP, SparseVector, GaussianSparseVector,
+                FilteredRDP, PoissonSampled, Composed, Repeated)
 }
 
 

@@ -31,7 +31,9 @@ from scipy import optimize, special
 from ._checks import check_delta
 from .mechanisms import (
     Composed,
+    FilteredRDP,
     Gaussian,
+    GaussianSparseVector,
     Laplace,
     Mechanism,
     PoissonSampled,
@@ -384,6 +386,15 @@ def _compute_cost(m: Mechanism, orders: tuple) -> _Cost:
             rdp = _rdp_laplace(m.epsilon_1, a) + _rdp_laplace(m.epsilon_2, a)
             return _Cost(rdp, 0.0, eps, False)
         return _pure_cost(eps, orders)
+    if isinstance(m, GaussianSparseVector):
+        with np.errstate(divide="ignore"):
+            rdp = (math.log(m.max_queries) / (a - 1) + a / m.threshold_multiplier ** 2
+                   + 2.0 * a / m.query_multiplier ** 2)
+        return _Cost(rdp, 0.0, 0.0, True)
+    if isinstance(m, FilteredRDP):
+        # Rényi divergences are non-decreasing in the order: the bound at
+        # ``order`` holds at every order below it, and nothing is known above
+        return _Cost(np.where(a <= m.order, m.rdp, np.inf), 0.0, 0.0, True)
     if isinstance(m, Composed):
         total = _zero_cost(orders)
         for child in m.mechanisms:
@@ -395,8 +406,8 @@ def _compute_cost(m: Mechanism, orders: tuple) -> _Cost:
         return _sampled_cost(m, orders)
     raise NotImplementedError(
         f"The accountant does not support the mechanism {type(m).__name__} ({m!r}); "
-        "supported: Gaussian, Laplace, PureDP, ZCDP, SparseVector, PoissonSampled, "
-        "Composed, Repeated."
+        "supported: Gaussian, Laplace, PureDP, ZCDP, SparseVector, GaussianSparseVector, "
+        "FilteredRDP, PoissonSampled, Composed, Repeated."
     )
 
 

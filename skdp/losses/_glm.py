@@ -89,7 +89,7 @@ class GLMLoss:
     """
 
     #: properties a solver may require (see ``skdp.solvers.register_solver``)
-    capabilities = frozenset({"gradient", "smooth", "convex"})
+    capabilities = frozenset({"gradient", "values", "smooth", "convex"})
     curvature_bound = None
     n_outputs = None
 

@@ -85,7 +85,7 @@ class HingeLoss(_MarginLoss):
     ``0`` elsewhere (including at the kink), so ``|l'| <= 1``.
     """
 
-    capabilities = frozenset({"gradient", "convex"})
+    capabilities = frozenset({"gradient", "values", "convex"})
     curvature_bound = None
 
     def _dloss(self, m):
@@ -102,7 +102,7 @@ class SquaredHingeLoss(_MarginLoss):
     per-example clipping bounds the sensitivity.
     """
 
-    capabilities = frozenset({"gradient", "smooth", "convex", "hessian"})
+    capabilities = frozenset({"gradient", "values", "smooth", "convex", "hessian"})
     curvature_bound = 2.0
 
     def _dloss(self, m):
@@ -139,7 +139,7 @@ class SmoothHingeLoss(_MarginLoss):
         The width ``h > 0``.
     """
 
-    capabilities = frozenset({"gradient", "smooth", "convex", "hessian"})
+    capabilities = frozenset({"gradient", "values", "smooth", "convex", "hessian"})
 
     @classmethod
     def curvature(cls, smoothing=1.0, **params):

@@ -21,7 +21,7 @@ class BinaryLogisticLoss(GLMLoss):
         Labels encoded as 0.0 / 1.0.
     """
 
-    capabilities = frozenset({"gradient", "smooth", "convex", "hessian"})
+    capabilities = frozenset({"gradient", "values", "smooth", "convex", "hessian"})
     curvature_bound = 0.25
 
     @classmethod

@@ -91,7 +91,7 @@ class MatrixSensingLoss:
         Choosing ``s`` lets one step size suit both the factors and ``c``.
     """
 
-    capabilities = frozenset({"gradient", "smooth"})
+    capabilities = frozenset({"gradient", "values", "smooth"})
 
     @classmethod
     def public_constants(cls, row_bound, n_outputs=None, **params):

@@ -70,7 +70,9 @@ class ProblemSpec:
     coef_shape : tuple of int
         Shape of the parameter array the solver returns.
     loss_capabilities : frozenset of str
-        What the loss states it is: 'gradient', 'smooth', 'convex', 'hessian'.
+        What the loss states it is: 'gradient', 'smooth', 'convex', 'hessian',
+        'values' (per-example loss values, clippable to [0, C], for
+        queries such as AboveThreshold on loss decreases).
     smoothness : float or None
         The loss's public smoothness bound (from ``data_norm``), None when it
         has none.
@@ -155,6 +157,12 @@ class Plan:
         The base noise multiplier (per unit of sensitivity).
     details : dict
         Solver-specific public quantities (per-step scales, steps, ...).
+    adaptive : bool, default=False
+        False: ``mechanism`` is the list of queries the solver will run.
+        True: the solver chooses its queries as it runs, under a
+        :class:`~skdp.accounting.PrivacyFilter` whose charge is ``mechanism``
+        (``PrivacyFilter(...).mechanism``); ``n_iter`` is then the number of
+        iterations the calibration planned for, not a promise.
     """
 
     spec: ProblemSpec
@@ -162,6 +170,7 @@ class Plan:
     n_iter: int
     noise_multiplier: float = float("nan")
     details: dict = field(default_factory=dict)
+    adaptive: bool = False
 
 
 @dataclass

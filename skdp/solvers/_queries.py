@@ -5,15 +5,34 @@ against the plan: a query the plan does not provide for raises
 :class:`QueryBudgetError` *before* it touches the data, so a solver bug that
 queries too much is caught, never leaked. No method returns an unnoised
 value computed from the data.
+
+A plan is either a fixed list of mechanisms (``plan.adaptive`` False: every
+query consumes one of them) or, for solvers that choose their queries as
+they run, a :class:`~skdp.accounting.PrivacyFilter` (``plan.adaptive`` True:
+every query is admitted by the filter, whose budget is what was charged).
+
+Several queries may share one Poisson batch: :meth:`PrivateQueries.batch`
+draws the batch and charges everything that will run on it *once*, as
+``PoissonSampled(rate, Composed(...))`` (the costs on one sample are composed
+first and amplified once); the :class:`PrivateBatch` it returns runs those
+queries on that batch.
 """
 
 from collections import Counter
 
 import numpy as np
 
-from ..accounting import Composed, PoissonSampled, Repeated
+from ..accounting import (
+    BudgetError,
+    Composed,
+    GaussianSparseVector,
+    PoissonSampled,
+    PrivacyFilter,
+    Repeated,
+    SparseVector,
+)
 
-__all__ = ["PrivateQueries", "QueryBudgetError"]
+__all__ = ["PrivateQueries", "PrivateBatch", "QueryBudgetError"]
 
 
 class QueryBudgetError(RuntimeError):
@@ -44,7 +63,8 @@ class PrivateQueries:
     loss : loss object
         The data-fit bound to the validated training data (private).
     plan : Plan
-        What was charged; the queries run at most its mechanisms.
+        What was charged; the queries run at most its mechanisms (a fixed
+        plan) or what its privacy filter admits (an adaptive plan).
     rng : numpy.random.Generator
         The fit's own noise stream.
     start : ndarray or None
@@ -57,13 +77,33 @@ class PrivateQueries:
         self._spec = plan.spec
         self._rng = rng
         self._start = start
-        self._left = _leaves(plan.mechanism)
         self._ran = []
+        if getattr(plan, "adaptive", False):
+            self._filter = PrivacyFilter(plan.spec.epsilon, plan.spec.delta,
+                                         getattr(plan.mechanism, "order", None))
+            if self._filter.mechanism != plan.mechanism:
+                raise ValueError(  # pragma: no cover - a solver's plan is inconsistent
+                    f"An adaptive plan must charge its filter's mechanism "
+                    f"{self._filter.mechanism!r}, got {plan.mechanism!r}."
+                )
+            self._left = None
+        else:
+            self._filter = None
+            self._left = _leaves(plan.mechanism)
 
     @property
     def n_samples(self):
         """Number of records (public)."""
         return self._spec.n_samples
+
+    @property
+    def privacy_filter(self):
+        """The adaptive plan's :class:`~skdp.accounting.PrivacyFilter` (None for a fixed plan).
+
+        Its state is a function of the queries run so far, i.e. of released
+        outputs: a solver may read it to decide what to run next.
+        """
+        return self._filter
 
     def initial_coef(self):
         """The public starting point (a fresh copy)."""
@@ -71,19 +111,65 @@ class PrivateQueries:
             return np.zeros(self._spec.coef_shape)
         return np.array(self._start, dtype=np.float64)
 
+    def batch_cost(self, mechanism, sampling_rate=None):
+        """What running ``mechanism`` on one batch costs: sampled once, or as is."""
+        rate = self._spec.sampling_rate if sampling_rate is None else float(sampling_rate)
+        return mechanism if rate >= 1.0 else PoissonSampled(rate, mechanism)
+
+    def affordable(self, mechanism, sampling_rate=None):
+        """Whether one batch running ``mechanism`` still fits the plan (reads no data)."""
+        cost = self.batch_cost(mechanism, sampling_rate)
+        if self._filter is not None:
+            return self._filter.admits(cost)
+        return self._left[cost] > 0
+
     def _consume(self, mechanism):
-        if self._left[mechanism] <= 0:
+        if self._filter is not None:
+            try:
+                self._filter.spend(mechanism)
+            except BudgetError as exc:
+                raise QueryBudgetError(
+                    f"The solver asked for a query {mechanism!r} that its privacy filter "
+                    f"does not admit ({exc}). The query was not run and nothing is "
+                    "released: this is a bug in the solver, which must stop when "
+                    "affordable() is False."
+                ) from None
+        elif self._left[mechanism] <= 0:
             raise QueryBudgetError(
                 f"The solver asked for a query {mechanism!r} that its plan does not provide "
                 f"for (it has already run {len(self._ran)} queries; the plan is what was "
                 "charged). The query was not run and nothing is released: this is a bug in "
                 "the solver's plan or solve."
             )
-        self._left[mechanism] -= 1
+        else:
+            self._left[mechanism] -= 1
         self._ran.append(mechanism)
 
+    def batch(self, mechanism, sampling_rate=None):
+        """Draw one batch on which ``mechanism`` will run, and charge it once.
+
+        Parameters
+        ----------
+        mechanism : Mechanism
+            Everything that will run on the batch (e.g. ``Composed([Gaussian(z),
+            SparseVector(e, e)])``), unsampled; it is charged as
+            ``PoissonSampled(rate, mechanism)`` (or as is for full batches).
+        sampling_rate : float or None
+            None uses the spec's rate (``batch_size / n``); 1 is the whole data.
+
+        Returns
+        -------
+        PrivateBatch
+            Runs the queries of ``mechanism`` on the batch, each at most once.
+        """
+        rate = self._spec.sampling_rate if sampling_rate is None else float(sampling_rate)
+        self._consume(self.batch_cost(mechanism, rate))
+        n = self._spec.n_samples
+        idx = None if rate >= 1.0 else np.flatnonzero(self._rng.random(n) < rate)
+        return PrivateBatch(self, idx, rate, mechanism)
+
     def noisy_gradient(self, W, noise_multiplier, *, sampling_rate=None):
-        r"""Noisy mean of per-example gradients clipped to ``clip_norm``.
+        r"""Noisy mean of per-example gradients clipped to ``clip_norm``, on a fresh batch.
 
         .. math::
 
@@ -94,6 +180,7 @@ class PrivateQueries:
         rate ``q`` (the normaliser ``q n`` is public), and ``xi`` Gaussian
         (L2 clipping) or, with ``delta = 0``, Laplace noise (L1 clipping) of
         scale ``noise_multiplier * clip_norm``. The penalty is not included.
+        The same as ``batch(spec.noise(z, 1.0)).noisy_gradient(W, z)``.
 
         Parameters
         ----------
@@ -106,17 +193,8 @@ class PrivateQueries:
         -------
         g : ndarray of shape ``spec.coef_shape``
         """
-        spec = self._spec
-        mechanism = spec.noise(noise_multiplier, sampling_rate)
-        self._consume(mechanism)
-        base = mechanism.mechanism if isinstance(mechanism, PoissonSampled) else mechanism
-        rate = mechanism.rate if isinstance(mechanism, PoissonSampled) else 1.0
-        n = spec.n_samples
-        idx = None if rate >= 1.0 else np.flatnonzero(self._rng.random(n) < rate)
-        C = spec.clip_norm
-        G = self._loss.clipped_grad_sum(W, C, idx=idx, norm=base.sensitivity_norm)
-        G += base.sample(self._rng, C, G.shape)
-        return G / (rate * n)
+        base = self._spec.noise(noise_multiplier, 1.0)
+        return self.batch(base, sampling_rate).noisy_gradient(W, noise_multiplier)
 
     @property
     def ran(self):
@@ -128,3 +206,155 @@ class PrivateQueries:
             else:
                 parts.append([m, 1])
         return Composed([m if k == 1 else Repeated(m, k) for m, k in parts])
+
+
+class PrivateBatch:
+    """The queries of one batch, drawn and charged by :meth:`PrivateQueries.batch`.
+
+    Every query consumes one of the mechanisms the batch was charged for; a
+    query it was not charged for raises :class:`QueryBudgetError` before it
+    touches the data. Results are means over the batch divided by the
+    public expected batch size ``rate * n`` (one scale throughout).
+    """
+
+    def __init__(self, queries, idx, rate, mechanism):
+        self._queries = queries
+        self._idx = idx
+        self.rate = rate
+        self.mechanism = mechanism
+        self._left = _leaves(mechanism)
+
+    @property
+    def expected_size(self):
+        """The public expected batch size ``rate * n``."""
+        return self.rate * self._queries.n_samples
+
+    def _consume(self, mechanism):
+        if self._left[mechanism] <= 0:
+            raise QueryBudgetError(
+                f"The solver asked this batch for a query {mechanism!r} it was not charged "
+                f"for (charged: {self.mechanism!r}). The query was not run and nothing is "
+                "released: this is a bug in the solver."
+            )
+        self._left[mechanism] -= 1
+
+    def noisy_gradient(self, W, noise_multiplier, *, clip_norm=None):
+        """Noisy sum of clipped per-example gradients over the batch, over ``rate * n``.
+
+        Parameters
+        ----------
+        W : ndarray of shape ``spec.coef_shape``
+        noise_multiplier : float
+            Must match a Gaussian (``delta > 0``) or Laplace (``delta = 0``)
+            mechanism the batch was charged for.
+        clip_norm : float or None
+            Per-example gradient bound (public); None uses ``spec.clip_norm``.
+            The noise scales with it, so the mechanism is unchanged.
+
+        Returns
+        -------
+        g : ndarray of shape ``spec.coef_shape``
+        """
+        q = self._queries
+        spec = q._spec
+        base = spec.noise(noise_multiplier, 1.0)
+        self._consume(base)
+        C = spec.clip_norm if clip_norm is None else float(clip_norm)
+        G = q._loss.clipped_grad_sum(W, C, idx=self._idx, norm=base.sensitivity_norm)
+        G += base.sample(q._rng, C, G.shape)
+        return G / self.expected_size
+
+    def above_threshold(self, W, candidates, mechanism, loss_clip, clip="decrease"):
+        r"""AboveThreshold over clipped loss decreases on the batch.
+
+        Query ``k`` is the batch's loss decrease from ``W`` to the candidate
+        ``W_k``, clipped per example, plus a public offset:
+
+        .. math::
+
+            q_k = \sum_{i \in B} \mathrm{clip}_{[-C, C]}\big(\ell_i(W) - \ell_i(W_k)\big)
+            + o_k \quad (\texttt{clip='decrease'}),
+
+            q_k = \sum_{i \in B} \big[\bar\ell_i(W) - \bar\ell_i(W_k)\big] + o_k,
+            \ \bar\ell_i = \min(\max(\ell_i, 0), C) \quad (\texttt{clip='values'},
+            \text{paper 002}),
+
+        both of sensitivity ``C = loss_clip`` under zero-out neighbours (each
+        term lies in [-C, C]; a null record adds 0). The queries are compared
+        in order with the threshold 0 under the mechanism's noise; the first
+        one above is returned. Only that index is released.
+
+        Parameters
+        ----------
+        W : ndarray of shape ``spec.coef_shape``
+            The reference point (public).
+        candidates : iterable of (ndarray, float)
+            ``(W_k, o_k)`` pairs, public; evaluated lazily, one data pass each.
+        mechanism : SparseVector or GaussianSparseVector
+            One the batch was charged for: ``SparseVector(e1, e2)`` (count 1)
+            draws threshold noise ``Lap(C / e1)`` and query noise ``Lap(2 C /
+            e2)``; ``GaussianSparseVector(s1, s2, k)`` draws ``N(0, (s1 C)^2)``
+            and ``N(0, (s2 C)^2)`` and compares at most ``k`` queries.
+        loss_clip : float
+            ``C > 0``, public.
+        clip : {'decrease', 'values'}, default='decrease'
+            Clip each example's loss decrease (unbiased for small steps), or
+            each loss value (paper 002; biased once losses exceed ``C``).
+
+        Returns
+        -------
+        k : int or None
+            The index of the first candidate above the threshold, None if none is.
+        """
+        if not (isinstance(mechanism, SparseVector) and mechanism.count == 1) \
+                and not isinstance(mechanism, GaussianSparseVector):
+            raise ValueError(
+                f"above_threshold needs SparseVector(e1, e2) with count=1 or "
+                f"GaussianSparseVector, got {mechanism!r}."
+            )
+        if not (loss_clip > 0 and np.isfinite(loss_clip)):
+            raise ValueError(f"above_threshold needs a finite loss_clip > 0, got {loss_clip!r}.")
+        if clip not in ("decrease", "values"):
+            raise ValueError(f"above_threshold: clip must be 'decrease' or 'values', got {clip!r}.")
+        self._consume(mechanism)
+        q = self._queries
+        rng, loss, C = q._rng, q._loss, float(loss_clip)
+        if isinstance(mechanism, SparseVector):
+            threshold = rng.laplace(0.0, C * mechanism.threshold_scale)
+
+            def noise():
+                return rng.laplace(0.0, C * mechanism.query_scale)
+            limit = None
+        else:
+            threshold = rng.normal(0.0, C * mechanism.threshold_multiplier)
+
+            def noise():
+                return rng.normal(0.0, C * mechanism.query_multiplier)
+            limit = mechanism.max_queries
+
+        if clip == "values":
+            def values(V):
+                v = loss.loss_values(V, self._idx, loss_clip=C)
+                # NaN never decides anything: it counts as the largest clipped loss
+                return np.nan_to_num(v, nan=C, posinf=C, neginf=0.0)
+
+            reference = float(np.sum(values(W)))
+
+            def decrease(V):
+                return reference - float(np.sum(values(V)))
+        else:
+            reference = loss.loss_values(W, self._idx)
+
+            def decrease(V):
+                with np.errstate(invalid="ignore"):
+                    d = reference - loss.loss_values(V, self._idx)
+                # inf - inf (no finite change) counts as 0; +-inf as +-C
+                d = np.nan_to_num(d, nan=0.0, posinf=C, neginf=-C)
+                return float(np.sum(np.clip(d, -C, C)))
+
+        for k, (W_k, offset) in enumerate(candidates):
+            if limit is not None and k >= limit:
+                return None
+            if decrease(W_k) + float(offset) + noise() >= threshold:
+                return k
+        return None

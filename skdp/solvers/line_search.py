@@ -1,0 +1,353 @@
+r"""DP-BLSGD (paper 002): noisy gradient steps whose size a private Armijo search picks.
+
+Chen and Lee [1]_. Every iteration takes a noisy clipped gradient
+:math:`\tilde g` on a batch and searches the step by backtracking, privately:
+the candidates :math:`\eta_k = \eta_0 \beta^k` are tested with the Armijo
+condition (their eq. 2) on the batch's loss, clipped per example to
+:math:`[0, C_{obj}]`,
+
+.. math::
+
+    q_k = \sum_{i \in B} [\bar\ell_i(w) - \bar\ell_i(w - \eta_k \tilde g)]
+          + \bar m [R(w) - R(w - \eta_k \tilde g)] - a \eta_k \bar m \|\tilde g\|^2
+          \ \ge\ 0,
+
+answered by AboveThreshold (their Algorithm 1, NoisyBTLS; sensitivity
+:math:`C_{obj}`; :math:`\bar m = qn` the public expected batch size, so every
+term is on one scale). When no candidate passes, a second noisy gradient on a
+fresh batch is averaged in (inverse-variance weights) and the angle between
+the two decides which budget grows (their Algorithm 3, CHEB): the gradient's
+when they disagree by more than :math:`\phi_{max} \bar\theta`, the search's
+when they agree within :math:`\phi_{min} \bar\theta`, with :math:`\bar\theta`
+the moving angle between successive step directions (their eq. 7). Every
+``reset_every`` iterations :math:`\eta_0` shrinks to ``reset_factor`` times the
+largest step chosen meanwhile (intelligent backtracking). With
+``batch_size=None`` every query uses the whole data (DP-BLGD).
+
+Privacy. The run is adaptive (how many searches, which budgets), so the fit
+charges its whole (epsilon, delta) up front and runs under a
+:class:`~skdp.accounting.PrivacyFilter`: an RDP filter at one order fixed
+from public quantities (Feldman and Zrnic 2021), or a pure-epsilon filter
+when ``delta = 0``. Each batch is charged once for everything run on it
+(``PoissonSampled(q, Composed([gradient, search]))``: composed, then
+amplified once), before it is drawn. The search is
+``SparseVector(e/2, e/2)`` (Laplace, pure ``e``-DP for any number of
+candidates) or, with ``search_noise='gaussian'``, ``GaussianSparseVector``
+(Zhu and Wang 2020; its cost grows with ``max_backtracks``); never paper
+002's Theorem 3. The initial budgets are calibrated by the accountant so that
+``planned_iter`` iterations at those budgets use the whole budget exactly
+(``docs/solvers.md``); budget increases make the run stop earlier. The
+number of iterations run is a function of the noisy outputs only, so it is
+released as ``n_iter_``.
+
+Privacy: (epsilon, delta)-DP with respect to zero-out neighbours (one record
+replaced by a null record); n is public.
+
+References
+----------
+.. [1] C. Chen and J. Lee, "Stochastic Adaptive Line Search for
+   Differentially Private Optimization", IEEE BigData 2020.
+"""
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+
+from ..accounting import (
+    Composed,
+    GaussianSparseVector,
+    PoissonSampled,
+    PrivacyFilter,
+    Repeated,
+    SparseVector,
+    calibrate,
+)
+from ..validation import POSITIVE, UNIT_INTERVAL_RIGHT_OPEN, Boolean, Interval, StrOptions
+from ._base import Plan, Solver, SolverResult
+from ._registry import register_solver
+
+__all__ = ["LineSearch"]
+
+_UNIT_OPEN = Interval(Real, 0, 1, closed="neither")
+
+
+def _angle(u, v):
+    """Angle in degrees between two arrays (90 when one is zero)."""
+    nu, nv = np.linalg.norm(u), np.linalg.norm(v)
+    if nu == 0 or nv == 0:
+        return 90.0
+    return math.degrees(math.acos(max(-1.0, min(1.0, float(np.vdot(u, v)) / (nu * nv)))))
+
+
+class _Budgets:
+    """The per-query budgets of the run: they only grow (public state)."""
+
+    def __init__(self, spec, noise_multiplier, search_share, max_backtracks, gaussian_search):
+        self.spec = spec
+        self.pure = spec.delta == 0
+        self.z = float(noise_multiplier)
+        self.gaussian_search = gaussian_search
+        self.max_backtracks = int(max_backtracks)
+        ratio = search_share / (1.0 - search_share)
+        # the search gets `ratio` times the gradient's budget: in epsilon for
+        # pure DP, in zCDP rho (an eps-DP search is eps^2/2-zCDP) otherwise
+        if self.pure:
+            self.search_epsilon = ratio / self.z
+        else:
+            self.search_epsilon = math.sqrt(ratio) / self.z
+        self._search_rho = ratio / (2.0 * self.z ** 2)
+
+    def gradient(self):
+        return self.spec.noise(self.z, 1.0)
+
+    def search(self):
+        if self.gaussian_search:
+            # RDP alpha/s1^2 + 2 alpha/s2^2 = alpha * rho for s1^2 = 2/rho, s2^2 = 4/rho
+            s1 = math.sqrt(2.0 / self._search_rho)
+            return GaussianSparseVector(s1, math.sqrt(2.0) * s1, self.max_backtracks)
+        e = self.search_epsilon
+        return SparseVector(e / 2.0, e / 2.0)
+
+    def grow_gradient(self, factor):
+        self.z /= factor if self.pure else math.sqrt(factor)
+
+    def grow_search(self, factor):
+        self.search_epsilon *= factor
+        self._search_rho *= factor ** 2 if self.pure else factor
+
+    def gradient_variance(self, clip_norm):
+        """Noise variance per coordinate of one gradient, up to a common factor."""
+        return (self.z * clip_norm) ** 2
+
+
+def _planned_iteration(spec, z, search_share, max_backtracks, gaussian_search):
+    budgets = _Budgets(spec, z, search_share, max_backtracks, gaussian_search)
+    inner = Composed([budgets.gradient(), budgets.search()])
+    rate = spec.sampling_rate
+    return inner if rate >= 1.0 else PoissonSampled(rate, inner)
+
+
+class LineSearch(Solver):
+    """DP-BLSGD / DP-BLGD: private Armijo backtracking under a privacy filter (paper 002).
+
+    Options (``solver_params``)
+    ---------------------------
+    eta0 : 'auto' or float, default='auto'
+        First candidate step. 'auto' is ``eta0_scale / L`` with ``L`` the
+        objective's public smoothness, or an estimator default when the loss
+        has none (hinge, matrix sensing).
+    eta0_scale : float, default=64.0
+        Used by ``eta0='auto'``: the candidates then span
+        ``[64 beta**19, 64] / L``, far above the worst-case step 1/L (the
+        search finds the steps the data allow).
+    armijo : float in (0, 1), default=0.5
+        Sufficient-decrease constant ``a`` of the Armijo condition.
+    backtrack : float in (0, 1), default=0.8
+        Ratio ``beta`` of successive candidates.
+    max_backtracks : int, default=20
+        Candidates per search.
+    loss_clip : float, default=1.0
+        ``C_obj``, the search's sensitivity: what one example's term may
+        contribute to an Armijo query.
+    clip_loss : {'decrease', 'values'}, default='decrease'
+        Clip each example's loss decrease to ``[-C_obj, C_obj]``, or each
+        loss value to ``[0, C_obj]`` (paper 002). Values clipping biases the
+        test once losses exceed ``C_obj``: on Adult it accepts a first step
+        that drives the real loss from 0.69 to 3.6 (the clipped loss fell)
+        and then fails every search; decreases of small steps are rarely
+        clipped at all.
+    search_noise : {'laplace', 'gaussian'}, default='laplace'
+    search_share : float in (0, 1), default=0.5
+        Share of an iteration's budget given to the search at the start.
+    planned_iter : int, default=50
+        Iterations the initial budgets are calibrated for (``max_iter``
+        overrides it and also caps the run).
+    budget_increase : {'angle', 'always', 'never'}, default='angle'
+        What a failed search does: CHEB's angle test, grow both budgets, or
+        neither (the second gradient is averaged in every case).
+    increase : float, default=0.3
+        ``xi``: a budget grows by the factor ``1 + xi``.
+    max_retries : int, default=3
+        Failed searches retried per iteration (each costs a gradient and a
+        search).
+    angle_max, angle_min, angle_decay : float, defaults 1.1, 0.5, 0.8
+        ``phi_max``, ``phi_min`` and ``psi`` of CHEB and the moving angle.
+    reset_every : int, default=10
+        ``tau``: iterations between shrinks of ``eta0``.
+    reset_factor : float, default=1.2
+        ``varsigma``: ``eta0`` shrinks to this times the largest step chosen.
+    adaptive_clipping : bool, default=False
+        DP-BLSGD-AC: when the gradient's budget grows, ``clip_norm`` and
+        ``loss_clip`` shrink by the factor ``1 - clip_decay``.
+    clip_decay : float in (0, 1), default=0.05
+    average : float in [0, 1), default=0.0
+        Release the mean of the iterates after the first ``1 - average``
+        fraction of the planned iterations (post-processing: free); 0
+        releases the last iterate (paper 002).
+    """
+
+    name = "line_search"
+    paper = "002 (Chen & Lee 2020, DP-BLSGD)"
+    requires = frozenset({"gradient", "values"})
+    options = {
+        "eta0": "auto", "eta0_scale": 64.0, "armijo": 0.5, "backtrack": 0.8,
+        "max_backtracks": 20, "loss_clip": 1.0, "clip_loss": "decrease",
+        "search_noise": "laplace",
+        "search_share": 0.35, "planned_iter": 400, "budget_increase": "angle",
+        "increase": 0.3, "max_retries": 3, "angle_max": 1.1, "angle_min": 0.5,
+        "angle_decay": 0.8, "reset_every": 10, "reset_factor": 1.2,
+        "adaptive_clipping": False, "clip_decay": 0.05, "average": 0.0,
+    }
+    option_constraints = {
+        "eta0": [StrOptions({"auto"}), POSITIVE],
+        "eta0_scale": [POSITIVE],
+        "armijo": [_UNIT_OPEN],
+        "backtrack": [_UNIT_OPEN],
+        "max_backtracks": [Interval(Integral, 1, None, closed="left")],
+        "loss_clip": [POSITIVE],
+        "clip_loss": [StrOptions({"decrease", "values"})],
+        "search_noise": [StrOptions({"laplace", "gaussian"})],
+        "search_share": [_UNIT_OPEN],
+        "planned_iter": [Interval(Integral, 1, None, closed="left")],
+        "budget_increase": [StrOptions({"angle", "always", "never"})],
+        "increase": [POSITIVE],
+        "max_retries": [Interval(Integral, 0, None, closed="left")],
+        "angle_max": [POSITIVE],
+        "angle_min": [POSITIVE],
+        "angle_decay": [Interval(Real, 0, 1, closed="left")],
+        "reset_every": [Interval(Integral, 1, None, closed="left")],
+        "reset_factor": [POSITIVE],
+        "adaptive_clipping": [Boolean],
+        "clip_decay": [_UNIT_OPEN],
+        "average": [UNIT_INTERVAL_RIGHT_OPEN],
+    }
+
+    def plan(self, spec):
+        """Calibrate the initial budgets for ``planned_iter`` iterations; fix the filter."""
+        o = spec.options
+        T = int(spec.max_iter) if spec.max_iter is not None else int(o["planned_iter"])
+        if o["eta0"] == "auto" and spec.objective_smoothness is None:
+            raise ValueError(
+                "line_search: eta0='auto' needs a public smoothness bound (a smooth loss and "
+                "data_norm); set data_norm, or pass solver_params={'eta0': <float>}."
+            )
+        gaussian_search = o["search_noise"] == "gaussian"
+        if gaussian_search and spec.delta == 0:
+            raise ValueError(
+                "line_search: search_noise='gaussian' needs delta > 0; use "
+                "search_noise='laplace' for pure epsilon-DP (delta=0)."
+            )
+
+        def planned(z):
+            one = _planned_iteration(spec, z, o["search_share"], o["max_backtracks"],
+                                     gaussian_search)
+            return Repeated(one, T)
+
+        method = "pure" if spec.delta == 0 else "rdp"  # what the filter composes in
+        z = calibrate(planned, spec.epsilon, spec.delta, method=method)
+        privacy_filter = PrivacyFilter.for_plan(planned(z), spec.epsilon, spec.delta)
+        eta0 = (o["eta0_scale"] / spec.objective_smoothness if o["eta0"] == "auto"
+                else float(o["eta0"]))
+        return Plan(spec=spec, mechanism=privacy_filter.mechanism, n_iter=T,
+                    noise_multiplier=z, adaptive=True,
+                    details={"eta0": eta0, "max_iter": spec.max_iter,
+                             "filter_order": privacy_filter.order})
+
+    def solve(self, queries, plan):
+        """Run DP-BLSGD until the privacy filter admits no further iteration."""
+        spec, o = plan.spec, plan.spec.options
+        penalty = spec.penalty
+        budgets = _Budgets(spec, plan.noise_multiplier, o["search_share"],
+                           o["max_backtracks"], o["search_noise"] == "gaussian")
+        clip, loss_clip = spec.clip_norm, float(o["loss_clip"])
+        eta0 = plan.details["eta0"]
+        cap = plan.details["max_iter"]
+        beta, armijo = o["backtrack"], o["armijo"]
+        n_cand = o["max_backtracks"]
+        mean_angle = 90.0
+        chosen = []
+        previous = None
+        W = queries.initial_coef()
+        n_iter = 0
+        # the tail is counted in planned iterations (public), not in the run's length
+        tail_start = plan.n_iter - int(np.floor(o["average"] * plan.n_iter))
+        tail_sum, n_tail = np.zeros_like(W), 0
+        while cap is None or n_iter < cap:
+            first = Composed([budgets.gradient(), budgets.search()])
+            if not queries.affordable(first):
+                break
+            n_iter += 1
+            batch = queries.batch(first)
+            m = batch.expected_size
+            var = budgets.gradient_variance(clip)
+            g_data = batch.noisy_gradient(W, budgets.z, clip_norm=clip)
+            g_sum, w_sum = g_data / var, 1.0 / var
+            direction = g_data + penalty.gradient(W)
+            k = batch.above_threshold(W, self._candidates(W, direction, eta0, beta, n_cand,
+                                                          armijo, m, penalty),
+                                      budgets.search(), loss_clip, o["clip_loss"])
+            retries = 0
+            clipped_this_step = False
+            while k is None and retries < o["max_retries"]:
+                retry_cost = Composed([budgets.gradient()])
+                if not (queries.affordable(retry_cost)):
+                    break
+                retries += 1
+                # CHEB: a second gradient on a fresh batch, at the current budget
+                g2 = queries.batch(retry_cost).noisy_gradient(W, budgets.z, clip_norm=clip)
+                var2 = budgets.gradient_variance(clip)
+                theta = _angle(g_sum / w_sum, g2)
+                grow_gradient = grow_search = False
+                if o["budget_increase"] == "always":
+                    grow_gradient = grow_search = True
+                elif o["budget_increase"] == "angle":
+                    if np.vdot(g_sum, g2) < 0 or theta > o["angle_max"] * mean_angle:
+                        grow_gradient = True
+                    elif theta < o["angle_min"] * mean_angle:
+                        grow_search = True
+                g_sum, w_sum = g_sum + g2 / var2, w_sum + 1.0 / var2
+                if grow_gradient:
+                    budgets.grow_gradient(1.0 + o["increase"])
+                    if o["adaptive_clipping"] and not clipped_this_step:
+                        clip *= 1.0 - o["clip_decay"]
+                        loss_clip *= 1.0 - o["clip_decay"]
+                        clipped_this_step = True
+                if grow_search:
+                    budgets.grow_search(1.0 + o["increase"])
+                search = budgets.search()
+                if not queries.affordable(search):
+                    break
+                direction = g_sum / w_sum + penalty.gradient(W)
+                k = queries.batch(search).above_threshold(
+                    W, self._candidates(W, direction, eta0, beta, n_cand, armijo,
+                                        m, penalty), search, loss_clip, o["clip_loss"])
+            if k is None:
+                continue
+            eta = eta0 * beta ** k
+            W = W - eta * direction
+            chosen.append(eta)
+            if previous is not None:
+                mean_angle = (o["angle_decay"] * mean_angle
+                              + (1.0 - o["angle_decay"]) * _angle(direction, previous))
+            previous = direction
+            if n_iter > tail_start:
+                tail_sum += W
+                n_tail += 1
+            if n_iter % o["reset_every"] == 0 and chosen:
+                eta0 = min(o["reset_factor"] * max(chosen), eta0)
+                chosen = []
+        return SolverResult(coef=tail_sum / n_tail if n_tail else W, n_iter=n_iter)
+
+    @staticmethod
+    def _candidates(W, direction, eta0, beta, n_cand, armijo, m, penalty):
+        """The Armijo queries' candidates ``W - eta_k d`` and public offsets (lazy)."""
+        sq = float(np.vdot(direction, direction))
+        reg = penalty.value(W)
+        for k in range(n_cand):
+            eta = eta0 * beta ** k
+            W_k = W - eta * direction
+            yield W_k, m * (reg - penalty.value(W_k)) - armijo * eta * m * sq
+
+
+register_solver(LineSearch())
