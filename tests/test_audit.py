@@ -260,11 +260,14 @@ MATRIX_SENSING_DATA = RealData("make_matrix_sensing (20000 x 400, 20 x 20, rank 
                                20000, 400, None, {"shape": (20, 20), "rank": 3})
 
 
-def planned_steps(estimator, n_samples, n_features, labels):
+def planned_steps(estimator, n_samples, n_features, labels, *, adaptive=False):
     """The number of steps ``estimator``'s solver plans for data of that size.
 
     Builds the public ``ProblemSpec`` exactly as ``fit`` does (parameters
-    and metadata only, no data value) and calls the solver's ``plan``.
+    and metadata only, no data value) and calls the solver's ``plan``. With
+    ``adaptive=True`` returns whether the plan is adaptive instead (a
+    privacy filter: the fit then runs at most ``n_iter`` steps, as many as
+    its noisy outputs decide).
     """
     from skdp.solvers import get_solver
 
@@ -272,7 +275,8 @@ def planned_steps(estimator, n_samples, n_features, labels):
     solver = get_solver(estimator._resolve_solver())
     spec = estimator._problem_spec(solver, n_samples, n_features,
                                    estimator._public_labels(labels))
-    return int(solver.plan(spec).n_iter)
+    plan = solver.plan(spec)
+    return bool(plan.adaptive) if adaptive else int(plan.n_iter)
 
 
 @dataclass
@@ -316,6 +320,12 @@ class Design:
                                                self.real.labels)
         return self._planned[key]
 
+    def adaptive(self, solver):
+        """Whether ``solver`` runs under a privacy filter (then at most the planned steps)."""
+        est = self.real_estimator(solver)
+        return planned_steps(est, self.real.n_samples, self.real.n_features, self.real.labels,
+                             adaptive=True)
+
     def make(self, solver, epsilon=CLAIMED_EPSILON, delta=DELTA, **extra):
         """The audited estimator; ``max_iter`` defaults to the planned step count."""
         params = {**self.params, **extra}
@@ -332,13 +342,23 @@ class Design:
 
 @dataclass(frozen=True)
 class RunsPlannedSteps:
-    """A statistic that first checks that the fit ran exactly ``n_iter`` steps."""
+    """A statistic that first checks that the fit ran exactly ``n_iter`` steps.
+
+    With ``adaptive=True`` (a solver under a privacy filter, whose run length
+    depends on its noisy outputs) the fit must run between 1 and ``n_iter``.
+    """
 
     statistic: object
     n_iter: int
+    adaptive: bool = False
 
     def __call__(self, model):
-        if model.n_iter_ != self.n_iter:
+        if self.adaptive:
+            if not 1 <= model.n_iter_ <= self.n_iter:
+                raise AssertionError(
+                    f"the audited fit ran {model.n_iter_} steps, not between 1 and the "
+                    f"{self.n_iter} planned")
+        elif model.n_iter_ != self.n_iter:
             raise AssertionError(
                 f"the audited fit ran {model.n_iter_} steps, not the {self.n_iter} planned")
         return self.statistic(model)
@@ -628,7 +648,8 @@ def _audit(design, solver, *, canary_x=None, n_runs=None, seed=0, run_context=No
     result = audit_estimator(
         estimator, design.X, design.y,
         design.canary_x if canary_x is None else canary_x, design.canary_y,
-        RunsPlannedSteps(design.statistic, estimator.max_iter), n_runs=n_runs,
+        RunsPlannedSteps(design.statistic, estimator.max_iter, design.adaptive(solver)),
+        n_runs=n_runs,
         random_state=seed, n_jobs=n_jobs, confidence=confidence,
         run_context=run_context or cached_calibration,
     )
@@ -681,8 +702,11 @@ def test_planned_steps_are_what_a_fit_on_the_real_data_runs(design, solver, adul
         random_state=0, accountant=skdp.BudgetAccountant())
     assert est.max_iter is None
     est.fit(X, y)
-    assert est.n_iter_ == design.planned_steps(solver)
-    assert design.make(solver).max_iter == est.n_iter_
+    if design.adaptive(solver):  # a privacy filter: at most the planned iterations
+        assert 1 <= est.n_iter_ <= design.planned_steps(solver)
+    else:
+        assert est.n_iter_ == design.planned_steps(solver)
+    assert design.make(solver).max_iter == design.planned_steps(solver)
 
 
 def test_audited_fits_must_run_the_planned_steps():
@@ -922,8 +946,9 @@ class _SeedReusingLogisticRegression(skdp.DPLogisticRegression):
 def _shared_seed_audit(estimator, design=None, n_runs=None):
     design = design or DESIGNS["logistic"]
     steps = estimator.max_iter
+    adaptive = design.adaptive(estimator.solver)
     return audit_estimator(estimator, design.X, design.y, design.canary_x, design.canary_y,
-                           RunsPlannedSteps(design.statistic, steps),
+                           RunsPlannedSteps(design.statistic, steps, adaptive),
                            n_runs=n_runs or quick_runs(2 * steps),  # two fits per run
                            random_state=5, n_jobs=N_JOBS, seeding="shared",
                            run_context=cached_calibration)

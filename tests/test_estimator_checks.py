@@ -6,6 +6,10 @@ import skdp
 
 
 @parametrize_with_checks([skdp.DPLogisticRegression(), skdp.DPLinearSVC(),
-                          skdp.DPMatrixSensing()])
+                          skdp.DPMatrixSensing(),
+                          # the adaptive solver (privacy filter, data-dependent n_iter_)
+                          skdp.DPLogisticRegression(solver="line_search"),
+                          skdp.DPLinearSVC(solver="line_search", loss="hinge"),
+                          skdp.DPMatrixSensing(solver="line_search")])
 def test_sklearn_compatible(estimator, check):
     check(estimator)

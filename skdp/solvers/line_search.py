@@ -138,15 +138,17 @@ class LineSearch(Solver):
         objective's public smoothness, or an estimator default when the loss
         has none (hinge, matrix sensing).
     eta0_scale : float, default=64.0
-        Used by ``eta0='auto'``: the candidates then span
-        ``[64 beta**19, 64] / L``, far above the worst-case step 1/L (the
-        search finds the steps the data allow).
+        Used by ``eta0='auto'``: with the default 40 candidates they span
+        ``[64 beta**39, 64] / L`` = ``[0.01, 64] / L``, around the
+        worst-case step 1/L (the search finds the steps the data allow).
     armijo : float in (0, 1), default=0.5
         Sufficient-decrease constant ``a`` of the Armijo condition.
     backtrack : float in (0, 1), default=0.8
         Ratio ``beta`` of successive candidates.
-    max_backtracks : int, default=20
-        Candidates per search.
+    max_backtracks : int, default=40
+        Candidates per search. The Laplace search's privacy does not depend
+        on it (the Gaussian one's grows with its log); a search that
+        finds nothing costs a retry, so the range is wide.
     loss_clip : float, default=1.0
         ``C_obj``, the search's sensitivity: what one example's term may
         contribute to an Armijo query.
@@ -158,9 +160,9 @@ class LineSearch(Solver):
         and then fails every search; decreases of small steps are rarely
         clipped at all.
     search_noise : {'laplace', 'gaussian'}, default='laplace'
-    search_share : float in (0, 1), default=0.5
+    search_share : float in (0, 1), default=0.25
         Share of an iteration's budget given to the search at the start.
-    planned_iter : int, default=50
+    planned_iter : int, default=300
         Iterations the initial budgets are calibrated for (``max_iter``
         overrides it and also caps the run).
     budget_increase : {'angle', 'always', 'never'}, default='angle'
@@ -181,7 +183,7 @@ class LineSearch(Solver):
         DP-BLSGD-AC: when the gradient's budget grows, ``clip_norm`` and
         ``loss_clip`` shrink by the factor ``1 - clip_decay``.
     clip_decay : float in (0, 1), default=0.05
-    average : float in [0, 1), default=0.0
+    average : float in [0, 1), default=0.5
         Release the mean of the iterates after the first ``1 - average``
         fraction of the planned iterations (post-processing: free); 0
         releases the last iterate (paper 002).
@@ -192,12 +194,12 @@ class LineSearch(Solver):
     requires = frozenset({"gradient", "values"})
     options = {
         "eta0": "auto", "eta0_scale": 64.0, "armijo": 0.5, "backtrack": 0.8,
-        "max_backtracks": 20, "loss_clip": 1.0, "clip_loss": "decrease",
+        "max_backtracks": 40, "loss_clip": 1.0, "clip_loss": "decrease",
         "search_noise": "laplace",
-        "search_share": 0.35, "planned_iter": 400, "budget_increase": "angle",
+        "search_share": 0.25, "planned_iter": 300, "budget_increase": "angle",
         "increase": 0.3, "max_retries": 3, "angle_max": 1.1, "angle_min": 0.5,
         "angle_decay": 0.8, "reset_every": 10, "reset_factor": 1.2,
-        "adaptive_clipping": False, "clip_decay": 0.05, "average": 0.0,
+        "adaptive_clipping": False, "clip_decay": 0.05, "average": 0.5,
     }
     option_constraints = {
         "eta0": [StrOptions({"auto"}), POSITIVE],
