@@ -69,12 +69,17 @@ def _methods(model, n):
 
 def _fit(cls, params, epsilon, seed, data):
     X, y, Xt, yt = data
-    est = cls(epsilon=epsilon, delta=DELTA, random_state=seed,
-              accountant=skdp.BudgetAccountant(), **params).fit(X, y)
+    try:
+        est = cls(epsilon=epsilon, delta=DELTA, random_state=seed,
+                  accountant=skdp.BudgetAccountant(), **params).fit(X, y)
+    except ValueError:  # e.g. the Gaussian search cannot meet a small epsilon
+        return np.nan, np.nan
     return est.score(Xt, yt), _objective(est, X, y, cls is skdp.DPLinearSVC)
 
 
 def _cell(values, digits=4):
+    if np.all(np.isnan(values)):
+        return "refused (cannot meet ε)"
     return f"{np.mean(values):.{digits}f} ± {np.std(values):.{digits}f}"
 
 
@@ -111,7 +116,7 @@ def main(argv=None):
                           "solver_params": {**default_step.options,
                                             "learning_rate": factor * step0}}
                 runs = [_fit(cls, params, eps, s, data) for s in seeds]
-                if best is None or np.mean([r[0] for r in runs]) > np.mean(best[1]):
+                if best is None or np.nanmean([r[0] for r in runs]) > np.nanmean(best[1]):
                     best = (factor, [r[0] for r in runs], [r[1] for r in runs])
             acc[tuned, eps], obj[tuned, eps] = best[1], best[2]
             acc[tuned, eps, "factor"] = best[0]

@@ -400,3 +400,13 @@ def test_adult_accuracy_with_defaults(estimator, epsilon, floor, adult):
         return DPLinearSVC(solver="line_search", loss="hinge", epsilon=epsilon, delta=DELTA)
 
     assert _adult_accuracy(make, adult) >= floor
+
+
+def test_gaussian_search_that_cannot_meet_epsilon_is_refused_before_the_charge():
+    X, y = _easy(2)
+    acc = BudgetAccountant()
+    est = DPLogisticRegression(solver="line_search", epsilon=0.05, accountant=acc,
+                               solver_params={"search_noise": "gaussian"})
+    with pytest.raises(ValueError, match="log\\(max_backtracks\\)"):
+        est.fit(X, y)
+    assert acc.spent() == (0.0, 0.0)

@@ -247,7 +247,18 @@ class LineSearch(Solver):
             return Repeated(one, T)
 
         method = "pure" if spec.delta == 0 else "rdp"  # what the filter composes in
-        z = calibrate(planned, spec.epsilon, spec.delta, method=method)
+        try:
+            z = calibrate(planned, spec.epsilon, spec.delta, method=method)
+        except ValueError as exc:
+            if not gaussian_search:
+                raise
+            raise ValueError(
+                f"line_search: the Gaussian search's privacy bound has a term log("
+                f"max_backtracks) / (order - 1) per search that no amount of noise removes, "
+                f"and {T} planned searches exceed epsilon={spec.epsilon:g} with it ({exc}). "
+                "Use search_noise='laplace' (the default), or fewer planned_iter or "
+                "max_backtracks."
+            ) from None
         privacy_filter = PrivacyFilter.for_plan(planned(z), spec.epsilon, spec.delta)
         eta0 = (o["eta0_scale"] / spec.objective_smoothness if o["eta0"] == "auto"
                 else float(o["eta0"]))
