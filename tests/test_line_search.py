@@ -278,9 +278,11 @@ def test_a_solver_querying_beyond_its_filter_fails_loudly(solver, match):
 def test_the_plan_calibrates_planned_iterations_to_the_filter_budget():
     solver = get_solver("line_search")
     for delta in (0.0, DELTA):
-        est = DPLogisticRegression(solver="line_search", epsilon=0.5, delta=delta,
-                                   batch_size=3000)
-        spec = est._problem_spec(solver, 30000, 123, np.array([0, 1]))
+        spec = ProblemSpec(n_samples=30000, coef_shape=(124,),
+                           loss_capabilities=frozenset({"gradient", "values"}), smoothness=0.5,
+                           initial_value=None, penalty=L2Penalty(1e-4), clip_norm=1.0,
+                           data_norm=1.0, epsilon=0.5, delta=delta, batch_size=3000,
+                           options=solver.check_options({}))
         plan = solver.plan(spec)
         assert plan.adaptive and plan.n_iter == spec.options["planned_iter"]
         f = PrivacyFilter(0.5, delta, getattr(plan.mechanism, "order", None))

@@ -188,10 +188,13 @@ class PrivacyFilter:
         """What is left, in the filter's currency (>= 0)."""
         return max(0.0, self.budget - self.spent)
 
-    def admits(self, mechanism):
-        """Whether ``mechanism`` fits in what is left (no slack in the unsafe direction)."""
-        cost = self.cost(mechanism)
+    def _fits(self, cost):
+        # no slack in the unsafe direction
         return math.isfinite(cost) and math.fsum(self._costs + [cost]) <= self.budget
+
+    def admits(self, mechanism):
+        """Whether ``mechanism`` fits in what is left."""
+        return self._fits(self.cost(mechanism))
 
     def spend(self, mechanism):
         """Admit ``mechanism`` and record its cost.
@@ -202,7 +205,7 @@ class PrivacyFilter:
             If it does not fit; nothing is recorded then.
         """
         cost = self.cost(mechanism)
-        if not (math.isfinite(cost) and math.fsum(self._costs + [cost]) <= self.budget):
+        if not self._fits(cost):
             raise BudgetError(
                 f"PrivacyFilter: {mechanism!r} costs {cost:.6g} but only "
                 f"{self.remaining:.6g} of {self.budget:.6g} is left"
