@@ -43,8 +43,8 @@ from .validation import (
 )
 from ._seeding import noise_generator, seed_key
 from .accounting import BudgetAccountant, context_accountant, current_accountant, get_epsilon
+from .penalties import make_penalty
 from .solvers import (
-    L2Penalty,
     PrivateQueries,
     ProblemSpec,
     available_solvers,
@@ -155,10 +155,17 @@ class PrivateEstimatorMixin:
     def _loss_capabilities(self):  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _penalty(self, mask=None):
+        """The penalty object of ``penalty`` (ridge when the estimator has none) and ``alpha``."""
+        name = getattr(self, "penalty", "l2")
+        alpha = self.alpha if isinstance(self.alpha, (int, float)) else 0.0
+        if name not in (None, "l2", "nonconvex"):  # invalid: reported by fit
+            name = "l2"
+        return make_penalty(name, float(alpha), mask)
+
     def _capabilities(self):
         """What the loss and the penalty offer solvers (see ``ProblemSpec.capabilities``)."""
-        alpha = self.alpha if isinstance(self.alpha, (int, float)) else 0.0
-        penalty = L2Penalty(float(alpha)).capabilities
+        penalty = self._penalty().capabilities
         return frozenset(self._loss_capabilities()) | {f"penalty:{c}" for c in penalty}
 
     def _resolve_solver(self):
@@ -264,6 +271,11 @@ class PrivateEstimatorMixin:
             )
         self._set_coef(np.asarray(result.coef), loss)
         self.n_iter_ = int(result.n_iter)
+        for attribute in self.__dict__.pop("_solver_attributes", ()):
+            self.__dict__.pop(attribute, None)  # a previous fit's solver-specific attributes
+        for attribute, value in result.attributes.items():
+            setattr(self, attribute, value)  # released quantities (see SolverResult)
+        self._solver_attributes = tuple(result.attributes)
         self.solver_ = name
         self.solver_params_ = dict(spec.options)
         self.privacy_spent_ = (float(self.epsilon), float(self.delta))
@@ -282,6 +294,8 @@ class PrivateEstimatorMixin:
             n_features, labels)
         capabilities, smoothness, initial_value = loss_cls.public_constants(
             row_bound, n_outputs, **loss_params)
+        hessian_bound, hessian_lipschitz = loss_cls.hessian_constants(
+            row_bound, n_outputs, **loss_params)
         options = solver.check_options(
             {**self._default_solver_params(solver.name, n_features),
              **(self.solver_params or {})})
@@ -293,9 +307,10 @@ class PrivateEstimatorMixin:
             # F(0) bounds the objective at the start only when the start is 0
             initial_value=(initial_value if type(self)._initial_coef
                            is PrivateEstimatorMixin._initial_coef else None),
-            penalty=L2Penalty(float(self.alpha), mask),
+            penalty=self._penalty(mask),
             clip_norm=float(self.clip_norm),
             data_norm=None if self.data_norm is None else float(self.data_norm),
             epsilon=float(self.epsilon), delta=float(self.delta),
             batch_size=self.batch_size, max_iter=max_iter, options=options,
+            hessian_bound=hessian_bound, hessian_lipschitz=hessian_lipschitz,
         )

@@ -4,6 +4,7 @@ import numpy as np
 from scipy.special import expit, softmax
 
 from ._linear import PrivateLinearClassifier, public_classes
+from .validation import StrOptions
 from .losses import BinaryLogisticLoss, MultinomialLogisticLoss
 
 __all__ = ["DPLogisticRegression"]
@@ -12,17 +13,19 @@ __all__ = ["DPLogisticRegression"]
 class DPLogisticRegression(PrivateLinearClassifier):
     r"""Logistic regression with (epsilon, delta)-differential privacy.
 
-    Minimises the L2-penalised logistic loss (binary, or multinomial for
+    Minimises the penalised logistic loss (binary, or multinomial for
     more than two classes)
 
     .. math::
 
         \min_{W} \frac{1}{n}\sum_{i=1}^n \ell(y_i, W^\top \tilde x_i)
-        + \frac{\alpha}{2}\|W_{\text{coef}}\|_2^2,
+        + r(W_{\text{coef}}),
         \qquad \tilde x_i = [s_i x_i, 1],\; s_i = \min(1, \text{data\_norm}/\|x_i\|_2),
 
-    with a private solver that only ever sees per-example gradients clipped
-    to ``clip_norm`` plus calibrated noise.
+    with :math:`r(w) = \frac{\alpha}{2}\|w\|_2^2` (``penalty='l2'``) or the
+    non-convex :math:`r(w) = \sum_j \alpha w_j^2 / (1 + w_j^2)`
+    (``penalty='nonconvex'``), and a private solver that only ever sees
+    per-example gradients clipped to ``clip_norm`` plus calibrated noise.
 
     **Privacy guarantee.** The fitted model (``coef_``, ``intercept_``,
     ``n_iter_``) is (``epsilon``, ``delta``)-differentially private with
@@ -59,8 +62,15 @@ class DPLogisticRegression(PrivateLinearClassifier):
         **not private**: ``classes_`` reveals the set of labels present in
         the training data (a label held by a single record is revealed).
         Private deployments should pass ``classes``.
+    penalty : {'l2', 'nonconvex'} or None, default='l2'
+        The penalty (never applied to the intercept): ridge
+        :math:`\frac{\alpha}{2}\|w\|^2`; paper 004's non-convex
+        :math:`\sum_j \alpha w_j^2 / (1 + w_j^2)`, which shrinks small
+        weights like the ridge but leaves large ones alone (solvers that need
+        a convex objective are then not available; ``'second_order'`` is);
+        or None for none. A penalty reads no data and costs no privacy.
     alpha : float, default=1e-4
-        Strength of the L2 penalty (not applied to the intercept).
+        Strength of the penalty.
     fit_intercept : bool, default=True
         Whether to fit an intercept (a constant feature 1, clipped with the
         rest of the gradient).
@@ -167,6 +177,7 @@ class DPLogisticRegression(PrivateLinearClassifier):
         delta=1e-5,
         solver="auto",
         classes=None,
+        penalty="l2",
         alpha=1e-4,
         fit_intercept=True,
         clip_norm=1.0,
@@ -182,6 +193,7 @@ class DPLogisticRegression(PrivateLinearClassifier):
         self.delta = delta
         self.solver = solver
         self.classes = classes
+        self.penalty = penalty
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.clip_norm = clip_norm
@@ -192,6 +204,8 @@ class DPLogisticRegression(PrivateLinearClassifier):
         self.accountant = accountant
         self.random_state = random_state
         self.verbose = verbose
+
+    _specific_constraints = {"penalty": [None, StrOptions({"l2", "nonconvex"})]}
 
     def _loss_capabilities(self):
         classes = public_classes(self.classes) if self.classes is not None else None

@@ -74,7 +74,7 @@ class DPLinearSVC(PrivateLinearClassifier):
         **not private**: ``classes_`` reveals the set of labels present in
         the training data (a label held by a single record is revealed).
         Private deployments should pass ``classes``.
-    loss : {'smooth_hinge', 'squared_hinge', 'hinge'}, default='smooth_hinge'
+    loss : {'smooth_hinge', 'squared_hinge', 'hinge', 'sigmoid'}, default='smooth_hinge'
         The data-fit :math:`\ell`:
 
         - ``'hinge'``: :math:`\max(0, 1 - m)` (convex, not smooth; solvers
@@ -83,7 +83,11 @@ class DPLinearSVC(PrivateLinearClassifier):
         - ``'smooth_hinge'``: the Huber-smoothed hinge of width
           ``smoothing`` (papers 001 and 002): 0 for :math:`m \ge 1`,
           :math:`(1 - m)^2 / (2h)` for :math:`1 - h < m < 1`, else
-          :math:`1 - m - h/2` (smooth, curvature ``1/h``).
+          :math:`1 - m - h/2` (smooth, curvature ``1/h``);
+        - ``'sigmoid'``: :math:`1 / (1 + e^{m})` (paper 004): bounded in
+          (0, 1), smooth, not convex; one mislabelled or outlying record
+          moves the objective by at most 1/n. Solvers that need convexity
+          are not available; ``'second_order'`` is.
 
         The default had the best measured test accuracy at epsilon 1 on
         Adult (see the Notes).

@@ -10,7 +10,7 @@ and ``capabilities`` (a frozenset of properties such as ``"smooth"`` and
 from ._design import LinearDesign
 from ._glm import GLMLoss
 from .logistic import BinaryLogisticLoss, MultinomialLogisticLoss
-from .hinge import HINGE_LOSSES, HingeLoss, SmoothHingeLoss, SquaredHingeLoss
+from .hinge import HINGE_LOSSES, HingeLoss, SigmoidLoss, SmoothHingeLoss, SquaredHingeLoss
 from .matrix_sensing import MatrixSensingLoss
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "HingeLoss",
     "SquaredHingeLoss",
     "SmoothHingeLoss",
+    "SigmoidLoss",
     "HINGE_LOSSES",
     "MatrixSensingLoss",
 ]

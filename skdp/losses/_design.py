@@ -350,6 +350,48 @@ class LinearDesign:
             return np.concatenate([G_feat, [G_int]])
         return np.vstack([G_feat, G_int[None, :]])
 
+    def weighted_gram(self, w, idx=None):
+        """``sum_i w_i [s_i x_i, 1] [s_i x_i, 1]^T``: one pass, no ``n x d`` temporary beyond X.
+
+        Parameters
+        ----------
+        w : ndarray of shape (n_rows,)
+            Per-row weights (for a GLM: the clipped second derivatives).
+        idx : ndarray of int or None
+
+        Returns
+        -------
+        G : ndarray of shape (n_params, n_params), float64, symmetric
+        """
+        X, scale = self._rows(idx)
+        w = np.asarray(w, dtype=np.float64)
+        extreme = self.extreme_rows(idx)
+        ws = w if scale is None else w * scale   # extreme rows: scale 0
+        ws2 = ws if scale is None else ws * scale
+        if sp.issparse(X):
+            Xd = sp.csr_matrix(X, dtype=np.float64)
+            feat = (Xd.T @ sp.diags(ws2) @ Xd).toarray()
+            cross = np.asarray(Xd.T @ ws, dtype=np.float64).ravel()
+        else:
+            Xd = np.asarray(X, dtype=np.float64)
+            feat = (Xd * ws2[:, None]).T @ Xd
+            cross = Xd.T @ ws
+        if extreme is not None:
+            pos, unit, mult = extreme
+            we = w[pos]
+            U = unit.toarray() if sp.issparse(unit) else np.asarray(unit)
+            with np.errstate(over="ignore", invalid="ignore"):
+                feat = feat + (U * (we * mult * mult)[:, None]).T @ U
+                cross = cross + U.T @ (we * mult)
+        if not self.fit_intercept:
+            return 0.5 * (feat + feat.T)
+        d = self.n_features
+        G = np.empty((d + 1, d + 1))
+        G[:d, :d] = 0.5 * (feat + feat.T)
+        G[:d, d] = G[d, :d] = cross
+        G[d, d] = float(np.sum(w))
+        return G
+
     def feature_norm_bound(self):
         """Public bound on ``||[s x, 1]||_2``, or None when rows are not clipped."""
         if self.data_norm is None:

@@ -91,6 +91,9 @@ class GLMLoss:
     #: properties a solver may require (see ``skdp.solvers.register_solver``)
     capabilities = frozenset({"gradient", "values", "smooth", "convex"})
     curvature_bound = None
+    #: bound on the loss's third derivative along a unit direction of the
+    #: linear predictor (None: not three times differentiable)
+    third_derivative_bound = None
     n_outputs = None
 
     def __init__(self, design, y):
@@ -190,6 +193,83 @@ class GLMLoss:
         curvature = cls.curvature(**params)
         smoothness = None if row_bound is None or curvature is None else curvature * row_bound**2
         return cls.capabilities, smoothness, cls.value_at_zero(n_outputs, **params)
+
+    @classmethod
+    def hessian_frobenius(cls, n_outputs=None, **params):
+        """Bound on the Frobenius norm of one example's second derivative in the predictor.
+
+        A scalar for one output; a diagonal ``K x K`` matrix for one-vs-rest
+        (``sqrt(K)`` times the scalar bound). Subclasses with a full ``K x K``
+        second derivative override it.
+        """
+        curvature = cls.curvature(**params)
+        return None if curvature is None else curvature * float(np.sqrt(n_outputs or 1))
+
+    @classmethod
+    def hessian_constants(cls, row_bound, n_outputs=None, **params):
+        """``(hessian_bound, hessian_lipschitz)`` from public quantities, None where unknown.
+
+        One example's Hessian in ``W`` is ``D_i (x) x_i x_i^T`` with ``D_i``
+        its second derivative in the linear predictor, so its Frobenius norm
+        is ``||D_i||_F ||x_i||^2 <= hessian_frobenius * row_bound**2``; along
+        a unit direction ``V`` the third derivative is at most
+        ``third_derivative_bound * ||V^T x_i||^3 <= ... * row_bound**3``,
+        which bounds the Lipschitz constant of the Hessian in operator norm
+        (the norm of a symmetric trilinear form is attained on the diagonal).
+        """
+        if "hessian" not in cls.capabilities or row_bound is None:
+            return None, None
+        frob = cls.hessian_frobenius(n_outputs, **params)
+        third = cls.third_derivative_bound
+        return (None if frob is None else frob * row_bound**2,
+                None if third is None else third * row_bound**3)
+
+    # -- second order (losses with the 'hessian' capability) -------------------
+    def _second_derivatives(self, Z, y):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _curvatures(self, W, hessian_clip, idx):
+        """Per-example second derivatives, scaled so each Hessian has norm <= the clip."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            h = self._second_derivatives(self.design.decision(W, idx), self._y(idx))
+        if hessian_clip is None:
+            return h
+        inv = self.design.inverse_row_norms(2, idx)
+        with np.errstate(under="ignore"):
+            limit = hessian_clip * inv * inv  # ||D_i||_F ||x_i||^2 <= clip
+        return clip_rows(h, limit, 2)
+
+    def hessian_matvec(self, W, V, hessian_clip=None, idx=None):
+        """``sum_i H_i V`` with each example's Hessian ``H_i`` clipped to Frobenius norm.
+
+        Parameters
+        ----------
+        W, V : ndarray of shape ``coef_shape``
+        hessian_clip : float or None
+            Frobenius-norm bound of each example's Hessian: the sensitivity
+            of the sum. None does not clip (non-private; for tests).
+        idx : ndarray of int or None
+
+        Returns
+        -------
+        ndarray of shape ``coef_shape``, float64
+        """
+        h = self._curvatures(W, hessian_clip, idx)
+        return self.design.weighted_sum(h * self.design.decision(V, idx), idx)
+
+    def hessian(self, W, hessian_clip=None, idx=None):
+        """``sum_i H_i`` as a dense ``(P, P)`` array, ``P = prod(coef_shape)`` (C order).
+
+        One weighted Gram pass per output (never a loop over examples).
+        """
+        h = self._curvatures(W, hessian_clip, idx)
+        if h.ndim == 1:
+            return self.design.weighted_gram(h, idx)
+        P, K = self.coef_shape
+        H = np.zeros((P * K, P * K))
+        for k in range(K):  # one-vs-rest: block diagonal in the outputs
+            H[k::K, k::K] = self.design.weighted_gram(h[:, k], idx)
+        return H
 
     def smoothness(self):
         """Public smoothness constant of one example's loss, or None.

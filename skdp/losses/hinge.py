@@ -13,6 +13,8 @@ Each loss is a function :math:`\ell(m)` of the margin ``m = s z`` where
   002): ``0`` for ``m >= 1``, :math:`(1 - m)^2 / (2h)` for ``1 - h < m < 1``
   and :math:`1 - m - h/2` for ``m <= 1 - h``; smooth with curvature at most
   ``1/h``, ``|l'| <= 1``, and within ``h/2`` of the hinge everywhere.
+* ``sigmoid``: :math:`1 / (1 + e^{m})` (paper 004), bounded in (0, 1),
+  smooth and not convex: robust to outliers and label noise.
 
 Labels ``s`` have shape ``(n,)`` for a binary model (one coefficient vector)
 or ``(n, K)`` for a one-vs-rest model with K outputs. In the one-vs-rest case
@@ -25,10 +27,11 @@ operator norm.
 """
 
 import numpy as np
+from scipy.special import expit
 
 from ._glm import GLMLoss
 
-__all__ = ["HingeLoss", "SquaredHingeLoss", "SmoothHingeLoss", "HINGE_LOSSES"]
+__all__ = ["HingeLoss", "SquaredHingeLoss", "SmoothHingeLoss", "SigmoidLoss", "HINGE_LOSSES"]
 
 
 class _MarginLoss(GLMLoss):
@@ -111,10 +114,8 @@ class SquaredHingeLoss(_MarginLoss):
     def _loss(self, m):
         return np.maximum(0.0, 1.0 - m) ** 2
 
-    def hessian_weights(self, W, idx=None):
+    def _second_derivatives(self, Z, y):
         """Generalised second derivatives (2 where the margin is below 1, else 0)."""
-        Z = self.design.decision(W, idx)
-        y = self._y(idx)
         return 2.0 * (y * Z < 1.0)
 
 
@@ -167,11 +168,44 @@ class SmoothHingeLoss(_MarginLoss):
         return np.where(gap >= h, gap - 0.5 * h,
                         np.where(gap > 0.0, gap * gap / (2.0 * h), 0.0))
 
-    def hessian_weights(self, W, idx=None):
+    def _second_derivatives(self, Z, y):
         """Generalised second derivatives (``1/h`` inside the quadratic zone, else 0)."""
-        Z = self.design.decision(W, idx)
-        gap = 1.0 - self._y(idx) * Z
+        gap = 1.0 - y * Z
         return ((gap > 0.0) & (gap < self.smoothing)) / self.smoothing
+
+
+class SigmoidLoss(_MarginLoss):
+    r"""The bounded sigmoid loss :math:`1 / (1 + e^{m})` of the margin (smooth, not convex).
+
+    Paper 004's "SVM-like" loss (its appendix E.3, with the sign that
+    penalises errors): in (0, 1), 1/2 at margin 0, near 0 for confident
+    correct margins and near 1 for confident errors, so one outlier moves
+    the objective by at most 1/n. With :math:`\sigma(t) = 1/(1 + e^{-t})`
+    and :math:`s = \sigma(-m)`: :math:`\ell' = -s(1 - s)`, so
+    :math:`|\ell'| \le 1/4`; :math:`\ell'' = s(1 - s)(1 - 2s)`, so
+    :math:`|\ell''| \le 1/(6\sqrt 3) = 0.0962`; and
+    :math:`|\ell^{(3)}| = |s(1 - s)(1 - 6s + 6s^2)| \le 1/8`.
+    """
+
+    capabilities = frozenset({"gradient", "values", "smooth", "hessian"})
+    #: 1 / (6 sqrt 3) = 0.096225, rounded up
+    curvature_bound = 0.09623
+    third_derivative_bound = 0.125
+
+    @classmethod
+    def _margin_loss_at_zero(cls, **params):
+        return 0.5
+
+    def _dloss(self, m):
+        s = expit(-m)
+        return -s * (1.0 - s)
+
+    def _loss(self, m):
+        return expit(-m)
+
+    def _second_derivatives(self, Z, y):
+        s = expit(-y * Z)
+        return s * (1.0 - s) * (1.0 - 2.0 * s)
 
 
 #: loss name (``DPLinearSVC(loss=...)``) -> class
@@ -179,4 +213,5 @@ HINGE_LOSSES = {
     "hinge": HingeLoss,
     "squared_hinge": SquaredHingeLoss,
     "smooth_hinge": SmoothHingeLoss,
+    "sigmoid": SigmoidLoss,
 }

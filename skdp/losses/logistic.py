@@ -23,6 +23,8 @@ class BinaryLogisticLoss(GLMLoss):
 
     capabilities = frozenset({"gradient", "values", "smooth", "convex", "hessian"})
     curvature_bound = 0.25
+    #: max |p (1 - p) (1 - 2 p)| = 1 / (6 sqrt 3) = 0.096225, rounded up
+    third_derivative_bound = 0.09623
 
     @classmethod
     def value_at_zero(cls, n_outputs=None, **params):
@@ -34,9 +36,8 @@ class BinaryLogisticLoss(GLMLoss):
     def _values(self, Z, y):
         return np.logaddexp(0.0, -(2.0 * y - 1.0) * Z)
 
-    def hessian_weights(self, W, idx=None):
-        """Per-example second derivatives ``p (1 - p)`` (for Hessian products)."""
-        p = expit(self.design.decision(W, idx))
+    def _second_derivatives(self, Z, y):
+        p = expit(Z)
         return p * (1.0 - p)
 
 
@@ -48,6 +49,12 @@ class MultinomialLogisticLoss(GLMLoss):
     classes). The Hessian of the loss in the linear predictor is bounded by
     1/2 in operator norm.
 
+    Second order: one example's second derivative in the predictor is
+    ``A_i = diag(p_i) - p_i p_i^T`` (positive semi-definite, trace at most
+    1, largest eigenvalue at most 1/2, so ``||A_i||_F <= 1/sqrt 2``); its
+    third derivative along a unit direction ``v`` is the third cumulant of
+    ``v_k`` under ``p``, at most ``2 ||v||^3``.
+
     Parameters
     ----------
     design : LinearDesign
@@ -55,11 +62,49 @@ class MultinomialLogisticLoss(GLMLoss):
         One-hot labels.
     """
 
+    capabilities = frozenset({"gradient", "values", "smooth", "convex", "hessian"})
     curvature_bound = 0.5
+    third_derivative_bound = 2.0
 
     @classmethod
     def value_at_zero(cls, n_outputs=None, **params):
         return float(np.log(n_outputs))
+
+    @classmethod
+    def hessian_frobenius(cls, n_outputs=None, **params):
+        return float(np.sqrt(0.5))
+
+    def _curvatures(self, W, hessian_clip, idx):
+        """``(p, c)``: probabilities and each example's clipping factor for ``A_i``."""
+        p = softmax(self.design.decision(W, idx), axis=1)
+        if hessian_clip is None:
+            return p, np.ones(len(p))
+        s2 = np.einsum("ij,ij->i", p, p)
+        frob = np.sqrt(np.maximum(s2 - 2.0 * np.einsum("ij,ij,ij->i", p, p, p) + s2 * s2, 0.0))
+        inv = self.design.inverse_row_norms(2, idx)
+        with np.errstate(under="ignore", divide="ignore"):
+            limit = hessian_clip * inv * inv
+            c = np.where(frob > limit, limit / np.where(frob > 0, frob, 1.0), 1.0)
+        return p, c
+
+    def hessian_matvec(self, W, V, hessian_clip=None, idx=None):
+        p, c = self._curvatures(W, hessian_clip, idx)
+        zv = self.design.decision(V, idx)
+        R = p * zv - p * np.einsum("ij,ij->i", p, zv)[:, None]
+        return self.design.weighted_sum(R * c[:, None], idx)
+
+    def hessian(self, W, hessian_clip=None, idx=None):
+        p, c = self._curvatures(W, hessian_clip, idx)
+        P, K = self.coef_shape
+        H = np.zeros((P * K, P * K))
+        for k in range(K):  # K (K + 1) / 2 weighted Gram passes, none per example
+            for j in range(k, K):
+                a = c * ((p[:, k] if j == k else 0.0) - p[:, k] * p[:, j])
+                G = self.design.weighted_gram(a, idx)
+                H[k::K, j::K] = G
+                if j != k:
+                    H[j::K, k::K] = G
+        return H
 
     def __init__(self, design, y):
         super().__init__(design, y)

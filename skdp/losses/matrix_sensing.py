@@ -102,6 +102,11 @@ class MatrixSensingLoss:
         """
         return cls.capabilities, None, None
 
+    @classmethod
+    def hessian_constants(cls, row_bound, n_outputs=None, **params):
+        """``(None, None)``: no global bound on the Hessian or its Lipschitz constant."""
+        return None, None
+
     def __init__(self, design, y, shape, rank, fit_intercept=False, intercept_scale=1.0):
         p, q = shape
         if design.fit_intercept:

@@ -11,6 +11,7 @@ from ._registry import available_solvers, get_solver, register_solver, unregiste
 from . import gd  # noqa: F401  (registers 'gd')
 from . import accelerated  # noqa: F401  (registers 'heavy_ball', 'nesterov', 'multistage_nesterov')
 from . import line_search  # noqa: F401  (registers 'line_search')
+from . import second_order  # noqa: F401  (registers 'second_order')
 
 __all__ = [
     "L2Penalty",

@@ -15,45 +15,9 @@ import numpy as np
 
 from ..validation import validate_params
 from ..accounting import noise_mechanism
+from ..penalties import L2Penalty
 
 __all__ = ["L2Penalty", "ProblemSpec", "Plan", "SolverResult", "Solver"]
-
-
-@dataclass(frozen=True, eq=False)
-class L2Penalty:
-    r"""The ridge penalty :math:`\frac{\alpha}{2}\|W_{pen}\|^2` (data-independent, free).
-
-    Parameters
-    ----------
-    alpha : float
-        Strength (public).
-    mask : ndarray of bool or None
-        True where the penalty applies (the intercept row is False); None
-        penalises every coefficient.
-    """
-
-    alpha: float
-    mask: Optional[np.ndarray] = None
-
-    @property
-    def capabilities(self):
-        """``{'smooth'}``, plus ``'strongly_convex'`` when ``alpha > 0``."""
-        return frozenset({"smooth", "strongly_convex"} if self.alpha > 0 else {"smooth"})
-
-    @property
-    def smoothness(self):
-        return float(self.alpha)
-
-    @property
-    def strong_convexity(self):
-        return float(self.alpha)
-
-    def gradient(self, W):
-        return self.alpha * W if self.mask is None else self.alpha * W * self.mask
-
-    def value(self, W):
-        Wp = W if self.mask is None else W * self.mask
-        return 0.5 * self.alpha * float(np.sum(Wp * Wp))
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,7 +44,8 @@ class ProblemSpec:
         A public bound on the objective at the start (``F(0)`` for losses
         whose value at margin 0 is known and fits that start at 0), None
         when unknown or when the estimator draws a random start.
-    penalty : L2Penalty
+    penalty : L2Penalty or NonConvexPenalty
+        The penalty object (:mod:`skdp.penalties`).
     clip_norm : float
         Per-example gradient bound: the sensitivity of a clipped sum.
     data_norm : float or None
@@ -91,6 +56,12 @@ class ProblemSpec:
         Iteration budget; None lets the solver choose.
     options : mapping
         The solver's options, validated and with defaults filled in.
+    hessian_bound : float or None
+        Public bound on the Frobenius norm of one example's Hessian (from
+        ``data_norm``), None when there is none.
+    hessian_lipschitz : float or None
+        Public Lipschitz constant of the loss's Hessian (operator norm), None
+        when there is none.
     """
 
     n_samples: int
@@ -106,6 +77,8 @@ class ProblemSpec:
     batch_size: Optional[int] = None
     max_iter: Optional[int] = None
     options: Mapping = field(default_factory=dict)
+    hessian_bound: Optional[float] = None
+    hessian_lipschitz: Optional[float] = None
 
     @property
     def capabilities(self):
@@ -132,6 +105,18 @@ class ProblemSpec:
     def objective_smoothness(self):
         """Public smoothness of loss plus penalty, or None."""
         return None if self.smoothness is None else self.smoothness + self.penalty.smoothness
+
+    @property
+    def convex_objective(self):
+        """Whether loss and penalty are both convex (public)."""
+        return "convex" in self.loss_capabilities and "convex" in self.penalty.capabilities
+
+    @property
+    def objective_hessian_lipschitz(self):
+        """Public Lipschitz constant of the objective's Hessian, or None."""
+        if self.hessian_lipschitz is None:
+            return None
+        return self.hessian_lipschitz + self.penalty.hessian_lipschitz
 
     @property
     def strong_convexity(self):
@@ -183,10 +168,14 @@ class SolverResult:
         Final (private) parameters.
     n_iter : int
         Iterations run (a released quantity).
+    attributes : dict
+        Further released quantities the estimator stores as fitted
+        attributes (names ending in ``_``), e.g. ``certified_``.
     """
 
     coef: np.ndarray
     n_iter: int
+    attributes: dict = field(default_factory=dict)
 
 
 class Solver:

@@ -264,6 +264,102 @@ class PrivateBatch:
         G += base.sample(q._rng, C, G.shape)
         return G / self.expected_size
 
+    def noisy_mean_loss(self, W, noise_multiplier, loss_clip):
+        r"""Noisy sum of per-example losses clipped to ``[0, loss_clip]``, over ``rate * n``.
+
+        Sensitivity ``loss_clip`` under zero-out neighbours; the noise is
+        ``spec.noise(noise_multiplier)`` (Gaussian, or Laplace when
+        ``delta = 0``) of scale ``noise_multiplier * loss_clip``.
+
+        Returns
+        -------
+        float
+        """
+        q = self._queries
+        base = q._spec.noise(noise_multiplier, 1.0)
+        if not (loss_clip > 0 and np.isfinite(loss_clip)):
+            raise ValueError(f"noisy_mean_loss needs a finite loss_clip > 0, got {loss_clip!r}.")
+        self._consume(base)
+        C = float(loss_clip)
+        values = q._loss.loss_values(W, self._idx, loss_clip=C)
+        # NaN never decides anything: it counts as the largest clipped loss
+        total = float(np.sum(np.nan_to_num(values, nan=C, posinf=C, neginf=0.0)))
+        return (total + float(base.sample(q._rng, C, ()))) / self.expected_size
+
+    def noisy_hessian_eigenpair(self, W, noise_multiplier, hessian_clip, *,
+                                public_diagonal=None, dense_limit=2000):
+        r"""Smallest eigenpair of the batch's noisy Hessian (over ``rate * n``).
+
+        .. math::
+
+            \tilde H = \frac{1}{q n}\Big(\sum_{i \in B} \mathrm{clip}_{C_H}(\nabla^2 \ell_i(W))
+            + E\Big) + D,
+
+        each example's Hessian clipped to Frobenius norm ``C_H`` and ``E``
+        symmetric with the entries on and above the diagonal i.i.d.
+        ``N(0, (z C_H)^2)``: a Gaussian mechanism on the upper triangle,
+        whose L2 sensitivity is at most ``C_H`` (paper 004, section 2). ``D``
+        is a public diagonal (the penalty's Hessian). Only the smallest
+        eigenvalue and its unit eigenvector are returned (post-processing of
+        :math:`\tilde H`): by dense ``scipy.linalg.eigh`` up to
+        ``dense_limit`` parameters, else by Lanczos (``eigsh``) on
+        Hessian-vector products plus ``E`` (which is still drawn whole).
+
+        Parameters
+        ----------
+        W : ndarray of shape ``spec.coef_shape``
+        noise_multiplier : float
+            Must match a Gaussian mechanism the batch was charged for.
+        hessian_clip : float
+            ``C_H``, public.
+        public_diagonal : ndarray of shape ``spec.coef_shape`` or None
+        dense_limit : int, default=2000
+
+        Returns
+        -------
+        eigenvalue : float
+        eigenvector : ndarray of shape ``spec.coef_shape``, unit norm
+        """
+        from scipy import linalg as sla
+        from scipy.sparse import linalg as spla
+
+        q = self._queries
+        spec = q._spec
+        base = spec.noise(noise_multiplier, 1.0)
+        if base.sensitivity_norm != 2:
+            raise ValueError("noisy_hessian_eigenpair needs Gaussian noise (delta > 0).")
+        if not (hessian_clip > 0 and np.isfinite(hessian_clip)):
+            raise ValueError(
+                f"noisy_hessian_eigenpair needs a finite hessian_clip > 0, got {hessian_clip!r}.")
+        self._consume(base)
+        C, m, P = float(hessian_clip), self.expected_size, spec.n_params
+        noise = q._rng.normal(0.0, noise_multiplier * C, size=(P, P))
+        E = np.triu(noise) + np.triu(noise, 1).T
+        del noise
+        diag = (np.zeros(P) if public_diagonal is None
+                else np.asarray(public_diagonal, dtype=np.float64).ravel())
+        if P <= dense_limit:
+            H = q._loss.hessian(W, C, self._idx)
+            H += E
+            H /= m
+            H[np.diag_indices(P)] += diag
+            value, vector = sla.eigh(H, subset_by_index=[0, 0])
+            value, vector = float(value[0]), vector[:, 0]
+        else:
+            shape = spec.coef_shape
+
+            def matvec(v):
+                v = np.ravel(v)
+                hv = q._loss.hessian_matvec(W, v.reshape(shape), C, self._idx).ravel()
+                return (hv + E @ v) / m + diag * v
+
+            operator = spla.LinearOperator((P, P), matvec=matvec, dtype=np.float64)
+            start = q._rng.standard_normal(P)
+            values, vectors = spla.eigsh(operator, k=1, which="SA", v0=start, tol=1e-6)
+            value, vector = float(values[0]), vectors[:, 0]
+        vector = vector / np.linalg.norm(vector)
+        return value, vector.reshape(spec.coef_shape)
+
     def above_threshold(self, W, candidates, mechanism, loss_clip, clip="decrease"):
         r"""AboveThreshold over clipped loss decreases on the batch.
 

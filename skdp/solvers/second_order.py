@@ -1,0 +1,455 @@
+r"""Private second-order stationary points (paper 004): gradient and negative-curvature steps.
+
+Wang, Xu et al. [1]_ (notes: ``papers/notes_004.md``). Every iteration takes
+a noisy clipped gradient :math:`\tilde g`. While :math:`\|\tilde g\| >
+\epsilon_g` it steps along :math:`-\tilde g`; otherwise it forms a noisy
+Hessian :math:`\tilde H` (each example's Hessian clipped to Frobenius norm
+``hessian_clip``, symmetric Gaussian noise) and takes its smallest eigenpair
+:math:`(\tilde\lambda, \tilde p)`, signed so that :math:`\tilde p^\top \tilde g
+\le 0` (eq. 5): if :math:`\tilde\lambda < -\epsilon_H` it steps along
+:math:`\tilde p`, else the point passed the noisy
+:math:`(\epsilon_g, \epsilon_H)` second-order test and is returned,
+certified (w.h.p. a :math:`((1 + c_1)\epsilon_g, (1 + c)\epsilon_H)`
+second-order stationary point, eq. 11).
+
+Steps. ``step='short'`` (Algorithm 1): :math:`1/G` for gradients and
+:math:`2|\tilde\lambda|/M` for curvature (eq. 7), with ``G`` the objective's
+public smoothness and ``M`` the public Lipschitz constant of its Hessian.
+``step='line_search'`` (Algorithm 3, the default): backtracking from ``b``
+times the safe step (eq. 17's :math:`\bar\gamma_g = 2(1 - c_1 - c_g)/G`,
+:math:`\bar\gamma_H = t_2|\tilde\lambda|/M`) by the factor 1/2, each
+candidate tested for sufficient decrease (SD1 / SD2, eq. 13a/b) by
+AboveThreshold (Algorithm 2) on the loss decreases, each example's clipped
+to :math:`\pm\gamma_{init} B_g \|d\|` (the mean-value-theorem sensitivity,
+:math:`B_g` = ``clip_norm``, :math:`d` the step direction); the safe step
+when no candidate passes. Constants are the notes' checked defaults:
+:math:`c_1 = 0.25`, :math:`c_g = 0.25`, :math:`c = 0.1`, :math:`c_2 = 0.05`
+(0.1 for short steps), :math:`c_H = 0.4`, :math:`t_2 = 1.262`.
+
+Convex objectives (every loss but the sigmoid, with ``penalty='l2'``) have
+a positive semi-definite Hessian: the second-order condition holds for any
+:math:`\epsilon_H \ge 0`, so the solver never forms a Hessian, certifies on
+the gradient test alone and gives the Hessian's budget to the gradients.
+
+Iterations and privacy. The iteration bound :math:`T = \lceil (f(w_0) -
+f_{low}) / \mathrm{MIN\_DEC} \rceil` (eq. 6, with eq. 10 / 17's
+MIN_DEC and :math:`f_{low} = 0`: losses and penalties are non-negative)
+comes from public quantities when :math:`f(w_0)` is public (the logistic
+and sigmoid losses at :math:`w_0 = 0`); otherwise the solver first releases
+a noisy mean of the losses clipped to ``[0, value_clip]`` and uses
+:math:`\min(\tilde f + 3\sigma_f, \mathrm{value\_clip})` (the notes' safe
+form of eq. 6; ``value_clip`` bounds the clipped mean, so the plan's
+:math:`T` for ``f(w_0) = value_clip`` is an upper bound). ``max_iter`` caps
+:math:`T` (the noise is then calibrated for the cap: private, only the
+convergence guarantee is lost). The paper's zCDP split (eq. 8 / 14: equal
+budgets for the gradient, the Hessian and the search, :math:`\lambda =
+\sigma`) is kept as *ratios* of a mechanism tree whose overall scale our
+accountant calibrates to exactly (epsilon, delta); with two phases
+(``two_phase=True``, Section 3.4) the first ``phase1_share`` of the budget
+goes to an aggressive first run of :math:`\lceil T \cdot
+\mathrm{phase1\_iter} \rceil` iterations and the rest to a run of
+:math:`T`, warm-started, only if the first did not certify. The run is
+adaptive (which branch, when to stop, :math:`T` after :math:`\tilde f`), so
+it runs under a :class:`~skdp.accounting.PrivacyFilter` charged up front
+(Feldman and Zrnic 2021); with Poisson batches (``batch_size``) each
+iteration's queries share one batch, charged once (composed, then
+amplified). Everything the fit stores (``n_iter_``, ``certified_``, the
+step counts, the tolerances) is a function of the noisy outputs and public
+constants.
+
+Privacy: (epsilon, delta)-DP with respect to zero-out neighbours (one record
+replaced by a null record); n is public.
+
+References
+----------
+.. [1] "Differentially Private Optimization for Smooth Non-convex ERM"
+   (paper 004; Algorithms 1-3, Section 3.4).
+.. [2] V. Feldman and T. Zrnic, "Individual Privacy Accounting via a Rényi
+   Filter", NeurIPS 2021.
+"""
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+from scipy import optimize
+
+from ..accounting import (
+    Composed,
+    PoissonSampled,
+    PrivacyFilter,
+    Repeated,
+    SparseVector,
+    calibrate,
+)
+from ..validation import POSITIVE, Boolean, Interval, StrOptions
+from ._base import Plan, Solver, SolverResult
+from ._registry import register_solver
+
+__all__ = ["SecondOrder"]
+
+_UNIT_OPEN = Interval(Real, 0, 1, closed="neither")
+
+# paper 004's constants, the notes' checked defaults (section 4)
+C1 = 0.25        # ||e_k|| <= c1 eps_g (eq. 9)
+C_HESS = 0.1     # ||E_k|| <= c eps_H (eq. 9)
+C_G = 0.25       # SD1's constant: gamma_bar_g = 2 (1 - c1 - c_g) / G = 1 / G
+C_H = 0.4        # SD2's constant
+C2_LS, C2_SHORT = 0.05, 0.1
+_A = 1.0 - C_HESS - C_H
+T1_ROOT, T2_ROOT = (1.5 * _A - 3.0 * math.sqrt(_A * _A / 4.0 - 2.0 * C2_LS / 3.0),
+                    1.5 * _A + 3.0 * math.sqrt(_A * _A / 4.0 - 2.0 * C2_LS / 3.0))  # Lemma 6
+BACKTRACK = 0.5  # beta_g = beta_H, above t1 / t2 = 0.19
+
+
+def min_decrease(step, G, M, tol_gradient, tol_hessian, curvature):
+    """MIN_DEC of eq. 10 (short steps) or eq. 17 (line search): the least decrease per step."""
+    if step == "short":
+        grad = (1.0 - 2.0 * C1) / (2.0 * G) * tol_gradient ** 2
+    else:
+        grad = (1.0 - C1 - C_G) * C_G * tol_gradient ** 2 / G
+    if not curvature:
+        return grad
+    if step == "short":
+        curv = 2.0 * (1.0 / 3.0 - C2_SHORT - C_HESS) * tol_hessian ** 3 / M ** 2
+    else:
+        curv = C_H * T2_ROOT ** 2 * tol_hessian ** 3 / (4.0 * M ** 2)
+    return min(grad, curv)
+
+
+def _phase_lengths(T, two_phase, phase1_iter, cap):
+    """Iterations of each phase: ``[T]``, or ``[ceil(T * phase1_iter), T]``; at most ``cap``."""
+    first = max(1, math.ceil(T / 10)) if phase1_iter == "auto" else int(phase1_iter)
+    phases = [first, T] if two_phase else [T]
+    if cap is not None:
+        capped, left = [], int(cap)
+        for length in phases:
+            if left > 0:
+                capped.append(min(length, left))
+                left -= capped[-1]
+        phases = capped
+    return phases
+
+
+class _Schedule:
+    """The public noise schedule of a run: phases, their shares, the parts of an iteration."""
+
+    def __init__(self, spec, phases, shares, value_share, curvature, search):
+        self.spec = spec
+        self.pure = spec.delta == 0
+        self.phases = list(phases)
+        self.shares = list(shares)
+        self.value_share = float(value_share)
+        self.curvature = curvature
+        self.search = search
+        self.k = 1 + int(curvature) + int(search)   # parts of one iteration
+
+    def noise(self, u, j):
+        """Noise multiplier of every part of phase ``j`` at overall scale ``u``.
+
+        The paper's zCDP split: each part of phase ``j`` has zCDP
+        ``(1 - value_share) share_j / (k T_j)`` times the total (epsilon
+        for pure DP), so the phases' budgets are in the ratio of their shares.
+        """
+        weight = (1.0 - self.value_share) * self.shares[j] / (self.k * self.phases[j])
+        return u / weight if self.pure else u / math.sqrt(weight)
+
+    def value_noise(self, u):
+        return u / self.value_share if self.pure else u / math.sqrt(self.value_share)
+
+    def parts(self, z):
+        """The mechanisms of one iteration at noise multiplier ``z`` (unsampled)."""
+        gaussian = self.spec.noise(z, 1.0)
+        out = [gaussian]
+        if self.curvature:
+            out.append(gaussian)
+        if self.search:
+            # paper 004's Algorithm 2 with lambda = sigma (eq. 14): threshold
+            # Lap(2 lambda Delta), queries Lap(4 lambda Delta), 1/lambda-DP
+            out.append(SparseVector(1.0 / (2.0 * z), 1.0 / (2.0 * z)))
+        return out
+
+    def iteration(self, z):
+        inner = Composed(self.parts(z))
+        rate = self.spec.sampling_rate
+        return inner if rate >= 1.0 else PoissonSampled(rate, inner)
+
+    def tree(self, u, with_value):
+        parts = [self.spec.noise(self.value_noise(u), 1.0)] if with_value else []
+        parts += [Repeated(self.iteration(self.noise(u, j)), T)
+                  for j, T in enumerate(self.phases)]
+        return Composed(parts)
+
+
+class SecondOrder(Solver):
+    """Paper 004's 2OPT / 2OPT-LS: noisy gradient and negative-curvature steps.
+
+    Options (``solver_params``)
+    ---------------------------
+    step : {'line_search', 'short'}, default='line_search'
+        Algorithm 3 (AboveThreshold backtracking from ``max_step`` times the
+        safe step) or Algorithm 1 (the safe steps of eq. 7).
+    two_phase : bool, default=True
+        Section 3.4: first ``phase1_share`` of the budget on a run of
+        ``ceil(T * phase1_iter)`` iterations, then, if it did not certify,
+        the rest on a run of ``T`` from where it stopped.
+    phase1_share : float in (0, 1), default=0.75
+    phase1_iter : int or 'auto', default=100
+        Iterations of the first phase; 'auto' is the notes' ``ceil(T / 10)``
+        (the paper leaves it open). 100 is gd's count on the same data.
+    tol_gradient : float, default=0.005
+        :math:`\\epsilon_g`: the gradient test's threshold. The paper's
+        0.04-0.06 stop on Adult at the majority-class model, whose gradient
+        norm is below 0.05; 0.005 lets the run learn.
+    iteration_cap : int or None, default=200
+        Used when ``max_iter`` is None: the run never exceeds this many
+        iterations. Eq. 6's ``T`` for ``tol_gradient=0.005`` is about 10**5
+        on Adult, which the budget cannot pay for; capping calibrates the
+        noise for the cap (still exactly private; only the paper's
+        convergence guarantee is lost, as the notes say). None uses ``T``.
+    tol_hessian : 'auto' or float, default='auto'
+        :math:`\\epsilon_H`; 'auto' is :math:`\\sqrt{M \\epsilon_g}` (the
+        paper's pairing).
+    max_step : float > 1, default=4.0
+        ``b_g = b_H``: the search's first candidate in units of the safe
+        step (candidates ``b, b/2, ..., >= 1`` times it).
+    smoothness : 'auto' or float, default='auto'
+        ``G``: the objective's public smoothness ('auto'; an estimator
+        default where the loss has none, e.g. matrix sensing).
+    hessian_lipschitz : 'auto' or float, default='auto'
+        ``M``: the public Lipschitz constant of the objective's Hessian
+        ('auto'; an estimator default where the loss has none).
+    hessian_clip : 'auto' or float, default='auto'
+        Frobenius-norm bound of each example's Hessian (the noisy Hessian's
+        sensitivity); 'auto' is the loss's public bound from ``data_norm``
+        (then nothing is clipped).
+    value_clip : float, default=1.0
+        Clip of each example's loss in the noisy estimate of
+        :math:`f(w_0)` (only when it is not public).
+    value_share : float in (0, 1), default=0.1
+        ``c_f``: the share of the budget of that estimate.
+    """
+
+    name = "second_order"
+    paper = "004 (DP second-order stationary points; 2OPT, 2OPT-LS)"
+    requires = frozenset({"gradient", "values", "smooth", "hessian", "penalty:hessian"})
+    options = {
+        "step": "line_search", "two_phase": True, "phase1_share": 0.75, "phase1_iter": 100,
+        "tol_gradient": 0.005, "iteration_cap": 200, "tol_hessian": "auto", "max_step": 4.0,
+        "smoothness": "auto", "hessian_lipschitz": "auto", "hessian_clip": "auto",
+        "value_clip": 1.0, "value_share": 0.1,
+    }
+    option_constraints = {
+        "step": [StrOptions({"line_search", "short"})],
+        "two_phase": [Boolean],
+        "phase1_share": [_UNIT_OPEN],
+        "phase1_iter": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
+        "tol_gradient": [POSITIVE],
+        "iteration_cap": [None, Interval(Integral, 1, None, closed="left")],
+        "tol_hessian": [StrOptions({"auto"}), POSITIVE],
+        "max_step": [Interval(Real, 1, None, closed="neither")],
+        "smoothness": [StrOptions({"auto"}), POSITIVE],
+        "hessian_lipschitz": [StrOptions({"auto"}), POSITIVE],
+        "hessian_clip": [StrOptions({"auto"}), POSITIVE],
+        "value_clip": [POSITIVE],
+        "value_share": [_UNIT_OPEN],
+    }
+
+    # -- public constants --------------------------------------------------
+    @staticmethod
+    def _constants(spec):
+        """``(G, M, curvature, hessian_clip, eps_g, eps_H)`` from public quantities."""
+        o = spec.options
+        G = spec.objective_smoothness if o["smoothness"] == "auto" else float(o["smoothness"])
+        if G is None:
+            raise ValueError(
+                "second_order needs the objective's public smoothness G (its gradient "
+                "steps are 1/G): set data_norm, or pass solver_params={'smoothness': <float>}."
+            )
+        curvature = not spec.convex_objective
+        M = hessian_clip = None
+        if curvature:
+            M = (spec.objective_hessian_lipschitz if o["hessian_lipschitz"] == "auto"
+                 else float(o["hessian_lipschitz"]))
+            hessian_clip = (spec.hessian_bound if o["hessian_clip"] == "auto"
+                            else float(o["hessian_clip"]))
+            if M is None or hessian_clip is None:
+                raise ValueError(
+                    "second_order on a non-convex objective needs the public Lipschitz "
+                    "constant of the Hessian and a bound on each example's Hessian, which "
+                    "come from data_norm: set data_norm, or pass solver_params="
+                    "{'hessian_lipschitz': <float>, 'hessian_clip': <float>}."
+                )
+            if spec.delta == 0:
+                raise ValueError(
+                    "second_order on a non-convex objective forms noisy Hessians (Gaussian "
+                    "noise), which needs delta > 0; use delta=1e-5, say, or a convex model "
+                    "(penalty='l2' and a convex loss), whose runs need no Hessian."
+                )
+        eps_g = float(o["tol_gradient"])
+        if o["tol_hessian"] != "auto":
+            eps_H = float(o["tol_hessian"])
+        else:
+            eps_H = math.sqrt(M * eps_g) if curvature else 0.0
+        return G, M, curvature, hessian_clip, eps_g, eps_H
+
+    def _iterations(self, spec, initial_value):
+        G, M, curvature, _, eps_g, eps_H = self._constants(spec)
+        o = spec.options
+        dec = min_decrease(o["step"], G, M, eps_g, eps_H, curvature)
+        T = max(1, math.ceil(max(0.0, float(initial_value)) / dec))   # eq. 6, f_low = 0
+        cap = spec.max_iter if spec.max_iter is not None else o["iteration_cap"]
+        return _phase_lengths(T, o["two_phase"], o["phase1_iter"], cap)
+
+    def _schedule(self, spec, phases, with_value):
+        o = spec.options
+        _, _, curvature, _, _, _ = self._constants(spec)
+        shares = ([o["phase1_share"], 1.0 - o["phase1_share"]] if len(phases) == 2 else [1.0])
+        return _Schedule(spec, phases, shares, o["value_share"] if with_value else 0.0,
+                         curvature, o["step"] == "line_search")
+
+    def plan(self, spec):
+        """Fix the iteration bound from public quantities and calibrate the run; fix the filter."""
+        o = spec.options
+        self._constants(spec)  # every refusal happens here, before the charge
+        public_start = spec.initial_value is not None
+        initial = spec.initial_value if public_start else o["value_clip"]
+        phases = self._iterations(spec, initial)
+        schedule = self._schedule(spec, phases, not public_start)
+        method = "pure" if spec.delta == 0 else "rdp"  # what the filter composes in
+        u = calibrate(lambda u: schedule.tree(u, not public_start), spec.epsilon, spec.delta,
+                      method=method)
+        planned = schedule.tree(u, not public_start)
+        privacy_filter = PrivacyFilter.for_plan(planned, spec.epsilon, spec.delta)
+        return Plan(spec=spec, mechanism=privacy_filter.mechanism, n_iter=sum(phases),
+                    noise_multiplier=u, adaptive=True,
+                    details={"phases": phases, "public_start": public_start})
+
+    # -- the run -----------------------------------------------------------
+    def _recalibrate(self, queries, schedule):
+        """The scale at which ``schedule`` uses exactly what the filter has left."""
+        fltr = queries.privacy_filter
+
+        def excess(log_u):
+            return fltr.cost(schedule.tree(math.exp(log_u), False)) - fltr.remaining
+
+        lo, hi = math.log(1e-3), math.log(1e8)
+        if excess(lo) <= 0:
+            return math.exp(lo)
+        log_u = optimize.brentq(excess, lo, hi, xtol=1e-10)
+        # the conservative side: a little more noise, never less
+        while excess(log_u) > 0:
+            log_u += 1e-9
+        return math.exp(log_u)
+
+    def solve(self, queries, plan):
+        """Run the phases until the noisy second-order test certifies a point."""
+        spec, o = plan.spec, plan.spec.options
+        G, M, curvature, hessian_clip, eps_g, eps_H = self._constants(spec)
+        u = plan.noise_multiplier
+        W = queries.initial_coef()
+        phases = plan.details["phases"]
+        schedule = self._schedule(spec, phases, not plan.details["public_start"])
+        if not plan.details["public_start"]:
+            z_f = schedule.value_noise(u)
+            C_f = float(o["value_clip"])
+            f_tilde = queries.batch(spec.noise(z_f, 1.0), 1.0).noisy_mean_loss(W, z_f, C_f)
+            f_tilde += spec.penalty.value(W)
+            sigma = z_f * C_f / spec.n_samples
+            start_value = min(f_tilde + 3.0 * sigma, C_f + spec.penalty.value(W))
+            phases = self._iterations(spec, start_value)
+            schedule = self._schedule(spec, phases, False)
+            u = self._recalibrate(queries, schedule)
+        counts = {"gradient": 0, "curvature": 0, "hessian": 0}
+        certified, n_iter, phase = False, 0, 0
+        for j, T in enumerate(phases):
+            phase = j + 1
+            z = schedule.noise(u, j)
+            for _ in range(T):
+                if not queries.affordable(Composed(schedule.parts(z))):
+                    break  # float rounding at the very end of the budget: stop, never overrun
+                n_iter += 1
+                W, done = self._iteration(queries, schedule, z, W, G, M, hessian_clip,
+                                          eps_g, eps_H, counts, o)
+                if done:
+                    certified = True
+                    break
+            if certified:
+                break
+        attributes = {
+            "certified_": certified,
+            "gradient_tolerance_": (1.0 + C1) * eps_g,
+            "curvature_tolerance_": (1.0 + C_HESS) * eps_H,
+            "n_gradient_steps_": counts["gradient"],
+            "n_curvature_steps_": counts["curvature"],
+            "n_hessian_evaluations_": counts["hessian"],
+            "phase_": phase,
+        }
+        return SolverResult(coef=W, n_iter=n_iter, attributes=attributes)
+
+    def _iteration(self, queries, schedule, z, W, G, M, hessian_clip, eps_g, eps_H,
+                   counts, o):
+        """One iteration of Algorithm 1 / 3; returns ``(W, certified)``."""
+        spec = schedule.spec
+        penalty = spec.penalty
+        parts = schedule.parts(z)
+        sampled = spec.sampling_rate < 1.0
+        shared = queries.batch(Composed(parts)) if sampled else None
+
+        def batch(mechanism):
+            return shared if sampled else queries.batch(mechanism, 1.0)
+
+        g = batch(parts[0]).noisy_gradient(W, z) + penalty.gradient(W)
+        norm = float(np.linalg.norm(g))
+        search = parts[-1] if schedule.search else None
+        if norm > eps_g:
+            counts["gradient"] += 1
+            safe = 2.0 * (1.0 - C1 - C_G) / G if search is not None else 1.0 / G
+            step = self._step(batch, search, W, -g, safe, o["max_step"], norm,
+                              lambda gamma: C_G * gamma * norm * norm, spec)
+            return W - step * g, False
+        if not schedule.curvature:
+            return W, True  # a convex objective: the Hessian is positive semi-definite
+        counts["hessian"] += 1
+        lam, p = batch(parts[1]).noisy_hessian_eigenpair(
+            W, z, hessian_clip, public_diagonal=penalty.hessian_diagonal(W))
+        if float(np.vdot(p, g)) > 0:
+            p = -p  # eq. 5
+        if lam >= -eps_H:
+            return W, True
+        counts["curvature"] += 1
+        size = abs(lam)
+        safe = T2_ROOT * size / M if search is not None else 2.0 * size / M
+        step = self._step(batch, search, W, p, safe, o["max_step"], 1.0,
+                          lambda gamma: 0.5 * C_H * gamma * gamma * size, spec)
+        return W + step * p, False
+
+    @staticmethod
+    def _step(batch, search, W, direction, safe, max_step, direction_norm, required, spec):
+        """The safe step, or the AboveThreshold search's choice among ``max_step * safe / 2**i``."""
+        if search is None:
+            return safe
+        first = max_step * safe
+        steps = []
+        gamma = first
+        while gamma >= safe * (1.0 - 1e-12):
+            steps.append(gamma)
+            gamma *= BACKTRACK
+        query_batch = batch(search)
+        m = query_batch.expected_size
+        penalty = spec.penalty
+        reg = penalty.value(W)
+        # each example's decrease moves by at most gamma ||grad l_i|| ||d||
+        # <= first * clip_norm * ||d|| (mean value theorem): the sensitivity
+        clip = first * spec.clip_norm * direction_norm
+
+        def candidates():
+            for gamma in steps:
+                W_k = W + gamma * direction
+                yield W_k, m * (reg - penalty.value(W_k)) - m * required(gamma)
+
+        k = query_batch.above_threshold(W, candidates(), search, clip)
+        return safe if k is None else steps[k]
+
+
+register_solver(SecondOrder())

@@ -1,0 +1,341 @@
+"""Solver ``second_order`` (issue 13, paper 004): penalties, Hessians, the noisy 2NS run."""
+
+import math
+from unittest import mock
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.linalg import eigh
+
+import skdp
+from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression
+from skdp._base import PrivateEstimatorMixin
+from skdp.accounting import get_epsilon
+from skdp.losses import (
+    BinaryLogisticLoss,
+    LinearDesign,
+    MultinomialLogisticLoss,
+    SigmoidLoss,
+    SmoothHingeLoss,
+    SquaredHingeLoss,
+)
+from skdp.penalties import L2Penalty, NonConvexPenalty, make_penalty
+from skdp.solvers import available_solvers, get_solver
+from skdp.solvers.second_order import C1, C_HESS
+
+DELTA = 1e-5
+
+
+# --------------------------------------------------------------------------
+# Penalties
+# --------------------------------------------------------------------------
+def _fd_gradient(f, W, h=1e-6):
+    g = np.zeros_like(W)
+    for j in range(W.size):
+        E = np.zeros(W.size)
+        E[j] = h
+        E = E.reshape(W.shape)
+        g.flat[j] = (f(W + E) - f(W - E)) / (2 * h)
+    return g
+
+
+@pytest.mark.parametrize("cls", [L2Penalty, NonConvexPenalty])
+def test_penalty_gradient_and_hessian_match_finite_differences(cls, rng):
+    mask = np.array([True, True, True, False])
+    pen = cls(0.3, mask)
+    W = rng.normal(size=4) * 2
+    np.testing.assert_allclose(pen.gradient(W), _fd_gradient(pen.value, W), atol=1e-7)
+    second = [_fd_gradient(lambda v: pen.gradient(v)[j], W)[j] for j in range(4)]
+    np.testing.assert_allclose(pen.hessian_diagonal(W), second, atol=1e-6)
+    assert pen.gradient(W)[3] == 0 and pen.hessian_diagonal(W)[3] == 0  # the intercept
+
+
+def test_nonconvex_penalty_constants_bound_its_derivatives():
+    pen = NonConvexPenalty(1.0)
+    w = np.linspace(-5, 5, 200001)
+    second = pen.hessian_diagonal(w)
+    assert second.max() <= pen.smoothness + 1e-12 and second.min() >= -pen.smoothness
+    third = np.abs(np.diff(second) / np.diff(w))
+    assert third.max() <= pen.hessian_lipschitz
+    assert third.max() > 0.999 * pen.hessian_lipschitz  # and it is tight
+    assert "convex" not in pen.capabilities and "convex" in L2Penalty(1.0).capabilities
+    assert make_penalty(None, 5.0).alpha == 0.0
+
+
+# --------------------------------------------------------------------------
+# Loss Hessians: one vectorised pass, per-example clipping, public bounds
+# --------------------------------------------------------------------------
+def _losses(rng, n=40, d=4):
+    X = rng.normal(size=(n, d))
+    X[3] *= 1e3  # a row far above data_norm: clipped like every other
+    y01 = rng.integers(0, 2, n).astype(float)
+    signs = 2.0 * y01 - 1.0
+    ovr = np.sign(rng.normal(size=(n, 3)))
+    onehot = np.eye(3)[rng.integers(0, 3, n)]
+    return X, [
+        (BinaryLogisticLoss, y01, {}), (SigmoidLoss, signs, {}), (SigmoidLoss, ovr, {}),
+        (MultinomialLogisticLoss, onehot, {}), (SmoothHingeLoss, signs, {"smoothing": 1.5}),
+        (SquaredHingeLoss, ovr, {}),
+    ]
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_hessians_match_finite_differences_of_the_gradient(sparse, dtype, rng):
+    X, cases = _losses(rng)
+    X = X.astype(dtype)
+    for cls, y, params in cases:
+        if cls in (SmoothHingeLoss, SquaredHingeLoss):
+            continue  # piecewise quadratic: no second derivative at the kinks
+        loss = cls(LinearDesign(sp.csr_matrix(X) if sparse else X, True, 2.0), y, **params)
+        # the reference: central differences of the float64 gradient of the same rows
+        exact = cls(LinearDesign(X.astype(np.float64), True, 2.0), y, **params)
+        W = rng.normal(size=loss.coef_shape) * 0.5
+        H = loss.hessian(W)
+        P = W.size
+        cols = []
+        for j in range(P):
+            E = np.zeros(P)
+            E[j] = 1e-6
+            E = E.reshape(W.shape)
+            cols.append(((exact.grad_sum(W + E) - exact.grad_sum(W - E)) / 2e-6).ravel())
+        fd = np.column_stack(cols)
+        tol = 1e-5 if dtype == np.float64 else 1e-3
+        np.testing.assert_allclose(H, fd, atol=tol * max(1.0, np.abs(fd).max()))
+        np.testing.assert_allclose(H, H.T)
+        V = rng.normal(size=W.shape)
+        np.testing.assert_allclose(loss.hessian_matvec(W, V).ravel(), H @ V.ravel(),
+                                   atol=tol * max(1.0, np.abs(H).max()) * np.abs(V).sum())
+
+
+def test_each_example_hessian_is_clipped_to_the_frobenius_bound(rng):
+    X, cases = _losses(rng)
+    for cls, y, params in cases:
+        design = LinearDesign(X, True, None)  # raw rows: the clip must bind
+        loss = cls(design, y, **params)
+        W = rng.normal(size=loss.coef_shape)
+        for clip in (1e-3, 0.05):
+            norms = [np.linalg.norm(loss.hessian(W, clip, idx=np.array([i])))
+                     for i in range(len(y))]
+            assert max(norms) <= clip * (1 + 1e-9), cls.__name__
+            assert max(norms) > 0.5 * clip  # some example is clipped to the bound
+            V = rng.normal(size=W.shape)
+            np.testing.assert_allclose(loss.hessian_matvec(W, V, clip).ravel(),
+                                       loss.hessian(W, clip) @ V.ravel(), atol=1e-12)
+
+
+def test_public_hessian_bounds_hold_and_need_no_clipping(rng):
+    X, cases = _losses(rng)
+    for cls, y, params in cases:
+        n_outputs = None if y.ndim == 1 else y.shape[1]
+        row_bound = math.hypot(2.0, 1.0)
+        bound, lipschitz = cls.hessian_constants(row_bound, n_outputs, **params)
+        loss = cls(LinearDesign(X, True, 2.0), y, **params)
+        W = rng.normal(size=loss.coef_shape) * 3
+        norms = [np.linalg.norm(loss.hessian(W, idx=np.array([i]))) for i in range(len(y))]
+        assert max(norms) <= bound * (1 + 1e-9), cls.__name__
+        np.testing.assert_allclose(loss.hessian(W, bound), loss.hessian(W))
+        if cls in (SmoothHingeLoss, SquaredHingeLoss):
+            assert lipschitz is None  # not twice differentiable
+            continue
+        # the Hessian changes by at most M ||dW|| (operator norm), per example
+        for _ in range(5):
+            D = rng.normal(size=W.shape)
+            D *= 1e-3 / np.linalg.norm(D)
+            for i in range(0, len(y), 7):
+                idx = np.array([i])
+                change = np.linalg.norm(loss.hessian(W + D, idx=idx) - loss.hessian(W, idx=idx), 2)
+                assert change <= lipschitz * 1e-3 * (1 + 1e-6), cls.__name__
+
+
+def test_sigmoid_loss_is_bounded_and_its_constants_hold():
+    m = np.linspace(-40, 40, 400001)
+    loss = SigmoidLoss(LinearDesign(np.ones((1, 1)), False, None), np.ones(1))
+    values, d1 = loss._loss(m), loss._dloss(m)
+    d2 = loss._second_derivatives(m, np.ones_like(m))
+    assert values.min() >= 0 and values.max() <= 1 and loss._loss(np.zeros(1))[0] == 0.5
+    assert np.abs(d1).max() <= 0.25 and np.abs(d2).max() <= SigmoidLoss.curvature_bound
+    assert np.abs(np.diff(d2) / np.diff(m)).max() <= SigmoidLoss.third_derivative_bound
+    assert "convex" not in SigmoidLoss.capabilities
+
+
+# --------------------------------------------------------------------------
+# The solver
+# --------------------------------------------------------------------------
+def test_second_order_is_offered_where_its_needs_are_met():
+    for est in (DPLogisticRegression(), DPLogisticRegression(penalty="nonconvex"),
+                DPLogisticRegression(classes=[0, 1, 2], penalty="nonconvex"),
+                DPLinearSVC(loss="sigmoid"), DPLinearSVC(), DPLinearSVC(loss="squared_hinge")):
+        assert "second_order" in available_solvers(est), est
+    assert "second_order" not in available_solvers(DPLinearSVC(loss="hinge"))
+    # solvers that need a convex objective are not offered for a non-convex one
+    for est in (DPLogisticRegression(penalty="nonconvex"), DPLinearSVC(loss="sigmoid")):
+        assert not {"heavy_ball", "nesterov", "multistage_nesterov"} & set(available_solvers(est))
+        assert {"gd", "line_search", "second_order"} <= set(available_solvers(est))
+
+
+class _Recorder(np.random.Generator):
+    """Records the scale of every Gaussian and Laplace draw of a fit."""
+
+    log = []
+
+    def normal(self, loc=0.0, scale=1.0, size=None):
+        type(self).log.append(("normal", float(scale), size))
+        return super().normal(loc, scale, size)
+
+    def laplace(self, loc=0.0, scale=1.0, size=None):
+        type(self).log.append(("laplace", float(scale), size))
+        return super().laplace(loc, scale, size)
+
+
+def _recorded_fit(est, X, y):
+    real = PrivateEstimatorMixin._noise_rng
+    _Recorder.log = []
+
+    def recording(self, seed_index):
+        return _Recorder(real(self, seed_index).bit_generator)
+
+    with mock.patch.object(PrivateEstimatorMixin, "_noise_rng", recording):
+        est.fit(X, y)
+    return list(_Recorder.log)
+
+
+def _nonconvex_problem(n=4000, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    w = np.array([3.0, -2.0, 1.0])[:d]
+    y = (rng.random(n) < 1 / (1 + np.exp(-X @ w))).astype(int)
+    return X, y
+
+
+@pytest.mark.parametrize("step", ["line_search", "short"])
+def test_noise_scales_are_the_calibrated_ones(step):
+    X, y = _nonconvex_problem()
+    # tol_gradient large: the run reaches the Hessian test and certifies
+    params = {"step": step, "tol_gradient": 0.1, "phase1_iter": 5, "iteration_cap": 12}
+    est = DPLogisticRegression(penalty="nonconvex", solver="second_order", epsilon=2.0,
+                               solver_params=params, random_state=0,
+                               accountant=BudgetAccountant())
+    log = _recorded_fit(est, X, y)
+    spec = est._problem_spec(get_solver("second_order"), *X.shape, np.array([0, 1]))
+    plan = get_solver("second_order").plan(spec)
+    phases = plan.details["phases"]
+    assert len(phases) == 2 and phases[0] == 5
+    k = 3 if step == "line_search" else 2
+    shares = [0.75, 0.25]
+    u = plan.noise_multiplier
+    z = [u * math.sqrt(k * T / s) for T, s in zip(phases, shares)]
+    # the calibrated tree is exactly (epsilon, delta): paper 004's split, our accountant
+    assert get_epsilon(plan.mechanism, DELTA) <= 2.0 * (1 + 1e-9)
+    clip = est.clip_norm
+    hclip = spec.hessian_bound
+    gaussian = {s for kind, s, size in log if kind == "normal"}
+    allowed = {zj * clip for zj in z} | {zj * hclip for zj in z}
+    assert gaussian and all(any(math.isclose(s, a, rel_tol=1e-12) for a in allowed)
+                            for s in gaussian)
+    # a noisy Hessian was drawn at the Hessian's calibrated scale
+    assert any(math.isclose(s, zj * hclip, rel_tol=1e-12) for s in gaussian for zj in z)
+    laplace = {s for kind, s, size in log if kind == "laplace"}
+    if step == "short":
+        assert not laplace
+    else:
+        # threshold Lap(2 lambda Delta) and queries Lap(4 lambda Delta), lambda = z (eq. 14):
+        # every search draws a threshold t and queries at 2 t
+        draws = [s for kind, s, size in log if kind == "laplace"]
+        thresholds = draws[::2] if len(draws) == 2 * len(set(draws)) else None
+        assert laplace and all(any(math.isclose(q, 2 * t, rel_tol=1e-12) for t in laplace)
+                               or any(math.isclose(q, t / 2, rel_tol=1e-12) for t in laplace)
+                               for q in laplace), (draws, thresholds)
+    assert est.n_hessian_evaluations_ >= 1 and est.n_gradient_steps_ >= 1
+
+
+def test_certification_rate_goes_to_one_as_n_grows():
+    params = {"tol_gradient": 0.03, "phase1_iter": 40, "iteration_cap": 80}
+    rates = {}
+    for n in (300, 100_000):
+        certified = []
+        for seed in range(4):
+            X, y = _nonconvex_problem(n, seed=seed)
+            est = DPLogisticRegression(penalty="nonconvex", solver="second_order", epsilon=1.0,
+                                       solver_params=params, random_state=seed,
+                                       accountant=BudgetAccountant()).fit(X, y)
+            certified.append(est.certified_)
+            if est.certified_ and n > 1000:
+                # eq. 11: the certified point is a ((1+c1) eps_g, (1+c) eps_H)-2NS point
+                loss = BinaryLogisticLoss(LinearDesign(X, True, 1.0), y.astype(float))
+                W = np.r_[est.coef_.ravel(), est.intercept_]
+                pen = NonConvexPenalty(est.alpha, np.r_[np.ones(3, bool), False])
+                grad = loss.grad_sum(W) / n + pen.gradient(W)
+                H = loss.hessian(W) / n + np.diag(pen.hessian_diagonal(W))
+                assert np.linalg.norm(grad) <= est.gradient_tolerance_
+                assert np.isclose(est.gradient_tolerance_, (1 + C1) * 0.03)
+                assert eigh(H, eigvals_only=True)[0] >= -est.curvature_tolerance_
+                assert est.curvature_tolerance_ > 0
+        rates[n] = np.mean(certified)
+    assert rates[100_000] == 1.0 and rates[300] < 1.0, rates
+
+
+def test_convex_objectives_certify_without_any_hessian():
+    X, y = _nonconvex_problem(20000)
+    est = DPLogisticRegression(solver="second_order", epsilon=1.0, random_state=0,
+                               solver_params={"tol_gradient": 0.03},
+                               accountant=BudgetAccountant())
+    log = _recorded_fit(est, X, y)
+    assert est.certified_ and est.n_hessian_evaluations_ == 0
+    assert est.curvature_tolerance_ == 0.0
+    assert all(size != (4, 4) for kind, s, size in log)  # no noisy Hessian was drawn
+    # pure DP: a convex run needs no Gaussian Hessian
+    pure = DPLogisticRegression(solver="second_order", epsilon=1.0, delta=0.0, random_state=0,
+                                accountant=BudgetAccountant()).fit(X, y)
+    assert pure.score(X, y) > 0.7
+
+
+def test_refusals_cost_nothing():
+    X, y = _nonconvex_problem(500)
+    acc = BudgetAccountant(epsilon=5.0)
+    with pytest.raises(ValueError, match="needs delta > 0"):
+        DPLogisticRegression(penalty="nonconvex", solver="second_order", delta=0.0,
+                             accountant=acc).fit(X, y)
+    with pytest.raises(ValueError, match="Lipschitz constant of the Hessian"):
+        DPLogisticRegression(penalty="nonconvex", solver="second_order", data_norm=None,
+                             solver_params={"smoothness": 1.0}, accountant=acc).fit(X, y)
+    with pytest.raises(ValueError, match="public smoothness"):
+        DPLogisticRegression(solver="second_order", data_norm=None, accountant=acc).fit(X, y)
+    with pytest.raises(ValueError, match="tol_gradient"):
+        DPLogisticRegression(solver="second_order", solver_params={"tol_gradient": -1},
+                             accountant=acc).fit(X, y)
+    with pytest.raises(ValueError, match="penalty"):
+        DPLogisticRegression(penalty="l1", accountant=acc).fit(X, y)
+    assert acc.spends == []
+
+
+def test_refit_with_another_solver_drops_the_solver_attributes():
+    X, y = _nonconvex_problem(500)
+    est = DPLogisticRegression(solver="second_order", random_state=0,
+                               accountant=BudgetAccountant()).fit(X, y)
+    assert hasattr(est, "certified_") and est.solver_ == "second_order"
+    est.set_params(solver="gd").fit(X, y)
+    assert not hasattr(est, "certified_") and not hasattr(est, "n_hessian_evaluations_")
+
+
+def test_nonconvex_penalty_keeps_large_weights():
+    X, y = _nonconvex_problem(20000)
+    kw = dict(alpha=0.05, epsilon=5.0, solver="second_order", random_state=0)
+    ridge = DPLogisticRegression(**kw, accountant=BudgetAccountant()).fit(X, y)
+    nonconvex = DPLogisticRegression(penalty="nonconvex", **kw,
+                                     accountant=BudgetAccountant()).fit(X, y)
+    # the ridge shrinks the strong weight; the bounded penalty barely does
+    assert np.abs(nonconvex.coef_).max() > 1.5 * np.abs(ridge.coef_).max()
+
+
+@pytest.mark.parametrize("estimator, floor", [
+    (lambda s: DPLogisticRegression(penalty="nonconvex", solver="second_order",
+                                    random_state=s), 0.84),
+])
+def test_adult_accuracy_with_defaults(estimator, floor, adult):
+    X_tr, y_tr, X_te, y_te = adult
+    scores = [estimator(s).set_params(accountant=BudgetAccountant()).fit(X_tr, y_tr)
+              .score(X_te, y_te) for s in range(3)]
+    assert np.mean(scores) >= floor, scores
