@@ -172,7 +172,8 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
             mask[-1] = False
         row_bound = None
         if self.data_norm is not None:
-            row_bound = float(np.sqrt(self.data_norm**2 + float(self.fit_intercept)))
+            c = loss_cls.intercept_scale if self.fit_intercept else 0.0
+            row_bound = float(np.hypot(self.data_norm, c))
         return loss_cls, params, coef_shape, n_outputs, row_bound, mask
 
     def _bind_loss(self, X, y, spec):
@@ -191,7 +192,8 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
             classes = public_classes(self.classes)
             y_index = _encode_labels(y, classes)
         self.classes_ = classes
-        design = LinearDesign(X, self.fit_intercept, self.data_norm)
+        loss_cls = self._loss_class(len(classes))[0]
+        design = LinearDesign(X, self.fit_intercept, self.data_norm, loss_cls.intercept_scale)
         return self._make_loss(design, y_index, len(classes))
 
     def _make_loss(self, design, y_index, n_classes):
@@ -204,7 +206,9 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         if W.ndim == 1:
             W = W[:, None]
         self.coef_ = np.ascontiguousarray(W[:d].T)
-        self.intercept_ = W[d].copy() if self.fit_intercept else np.zeros(W.shape[1])
+        # the model's intercept is the design's constant feature times W[d]
+        self.intercept_ = (loss.design.intercept_scale * W[d] if self.fit_intercept
+                           else np.zeros(W.shape[1]))
 
     def decision_function(self, X):
         """Confidence scores: the linear predictor of each sample.
@@ -269,4 +273,14 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.classifier_tags.multi_class = True
+        # Measured on scikit-learn's check data (200 / 300 rows) at epsilon=1,
+        # seeds 0-5: second_order spends part of every iteration on searches
+        # (and Hessians), and its second phase runs at a quarter of the budget,
+        # so on a few hundred rows its last iterate is noisy (logistic,
+        # 3 classes: 0.56-0.81; gd 0.91-0.94); it needs thousands of rows
+        # (Adult: 0.846). The bounded sigmoid loss has flat basins where a
+        # noisy walk can end, the inverted one included (0.08-0.95 by seed,
+        # with gd too). Both reach 0.83 on Adult (tests/test_second_order.py).
+        tags.classifier_tags.poor_score = (
+            self.solver == "second_order" or getattr(self, "loss", None) == "sigmoid")
         return tags

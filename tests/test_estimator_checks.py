@@ -10,6 +10,12 @@ import skdp
                           # the adaptive solver (privacy filter, data-dependent n_iter_)
                           skdp.DPLogisticRegression(solver="line_search"),
                           skdp.DPLinearSVC(solver="line_search", loss="hinge"),
-                          skdp.DPMatrixSensing(solver="line_search")])
+                          skdp.DPMatrixSensing(solver="line_search"),
+                          # paper 004: the non-convex models and second_order
+                          skdp.DPLogisticRegression(penalty="nonconvex"),
+                          skdp.DPLinearSVC(loss="sigmoid"),
+                          skdp.DPLogisticRegression(solver="second_order"),
+                          skdp.DPLogisticRegression(penalty="nonconvex", solver="second_order"),
+                          skdp.DPLinearSVC(loss="sigmoid", solver="second_order")])
 def test_sklearn_compatible(estimator, check):
     check(estimator)

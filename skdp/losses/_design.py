@@ -139,17 +139,24 @@ def _l1_row_norms(X):
 
 
 class LinearDesign:
-    """Implicit design ``[s_i * x_i, 1]`` for a GLM with optional intercept.
+    """Implicit design ``[s_i * x_i, c]`` for a GLM with optional intercept.
+
+    ``c`` is ``intercept_scale`` (1 by default): the intercept of the model
+    is ``c * W[-1]``. A public reparametrisation: the model class is the
+    same, only the path of a gradient method changes (a smaller ``c``
+    moves the intercept more slowly).
 
     Parameters
     ----------
     X : {ndarray, sparse matrix} of shape (n_samples, n_features)
         Validated input, float32 or float64, finite; not copied.
     fit_intercept : bool
-        Whether a constant feature equal to 1 is appended (implicitly).
+        Whether a constant feature is appended (implicitly).
     data_norm : float or None
         Public bound on the L2 norm of the feature part of each row; rows
         above it are scaled down. None leaves rows untouched.
+    intercept_scale : float, default=1.0
+        The constant feature's value ``c`` (public).
 
     Attributes
     ----------
@@ -159,9 +166,11 @@ class LinearDesign:
         docstring); None when every factor is 1.
     """
 
-    def __init__(self, X, fit_intercept, data_norm=None):
+    def __init__(self, X, fit_intercept, data_norm=None, intercept_scale=1.0):
         self.X = X
         self.fit_intercept = bool(fit_intercept)
+        #: the constant feature's value ``s``: the intercept is ``s * W[-1]``
+        self.intercept_scale = float(intercept_scale) if self.fit_intercept else 0.0
         self.data_norm = data_norm
         self.n_samples, self.n_features = X.shape
         self.dtype = X.dtype
@@ -198,7 +207,7 @@ class LinearDesign:
         # rows already inside the ball need no scaling: skip the products
         self.row_scale = None if scale is None or np.all(scale == 1.0) else scale
         self._l2_feature_norms = feature_norms
-        self._l2_row_norms = np.hypot(feature_norms, 1.0) if self.fit_intercept \
+        self._l2_row_norms = np.hypot(feature_norms, self.intercept_scale) if self.fit_intercept \
             else feature_norms
         self._l1_feature_norms = None
         self._inverse_norms = {}
@@ -222,7 +231,7 @@ class LinearDesign:
                 if ext is not None:
                     l1[ext["rows"]] = ext["mult"] * ext["unit_l1"]
                 self._l1_feature_norms = l1
-            norms = self._l1_feature_norms + float(self.fit_intercept)
+            norms = self._l1_feature_norms + self.intercept_scale
         return norms if idx is None else norms[idx]
 
     def inverse_row_norms(self, ord=2, idx=None):
@@ -312,7 +321,7 @@ class LinearDesign:
                 Z_ext = Z_ext * (mult if Z_ext.ndim == 1 else mult[:, None])
             Z[pos] = np.clip(Z_ext, -_F64_MAX, _F64_MAX)
         if self.fit_intercept:
-            Z = Z + W[d]
+            Z = Z + self.intercept_scale * W[d]
             if extreme is not None:
                 Z[extreme[0]] = np.clip(Z[extreme[0]], -_F64_MAX, _F64_MAX)
         return Z
@@ -345,7 +354,7 @@ class LinearDesign:
             G_feat = G_feat + np.asarray(unit.T @ R_ext, dtype=np.float64).reshape(G_feat.shape)
         if not self.fit_intercept:
             return G_feat
-        G_int = R.sum(axis=0)
+        G_int = self.intercept_scale * R.sum(axis=0)
         if R.ndim == 1:
             return np.concatenate([G_feat, [G_int]])
         return np.vstack([G_feat, G_int[None, :]])
@@ -388,12 +397,13 @@ class LinearDesign:
         d = self.n_features
         G = np.empty((d + 1, d + 1))
         G[:d, :d] = 0.5 * (feat + feat.T)
-        G[:d, d] = G[d, :d] = cross
-        G[d, d] = float(np.sum(w))
+        c = self.intercept_scale
+        G[:d, d] = G[d, :d] = c * cross
+        G[d, d] = c * c * float(np.sum(w))
         return G
 
     def feature_norm_bound(self):
         """Public bound on ``||[s x, 1]||_2``, or None when rows are not clipped."""
         if self.data_norm is None:
             return None
-        return float(np.hypot(self.data_norm, float(self.fit_intercept)))
+        return float(np.hypot(self.data_norm, self.intercept_scale))

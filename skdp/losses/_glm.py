@@ -94,6 +94,8 @@ class GLMLoss:
     #: bound on the loss's third derivative along a unit direction of the
     #: linear predictor (None: not three times differentiable)
     third_derivative_bound = None
+    #: the value of the implicit intercept feature (see LinearDesign)
+    intercept_scale = 1.0
     n_outputs = None
 
     def __init__(self, design, y):

@@ -188,6 +188,11 @@ class SigmoidLoss(_MarginLoss):
     """
 
     capabilities = frozenset({"gradient", "values", "smooth", "hessian"})
+    #: the intercept feature's value: from w = 0 the intercept's gradient
+    #: (the label imbalance) would otherwise saturate every margin before the
+    #: features move, a flat local minimum at the majority class (Adult: 0.764
+    #: with 1, 0.838 with 0.3, full-batch gradient descent without noise)
+    intercept_scale = 0.3
     #: 1 / (6 sqrt 3) = 0.096225, rounded up
     curvature_bound = 0.09623
     third_derivative_bound = 0.125

@@ -85,6 +85,7 @@ from ..accounting import (
 from ..validation import POSITIVE, Boolean, Interval, StrOptions
 from ._base import Plan, Solver, SolverResult
 from ._registry import register_solver
+from .gd import default_learning_rate
 
 __all__ = ["SecondOrder"]
 
@@ -100,6 +101,8 @@ _A = 1.0 - C_HESS - C_H
 T1_ROOT, T2_ROOT = (1.5 * _A - 3.0 * math.sqrt(_A * _A / 4.0 - 2.0 * C2_LS / 3.0),
                     1.5 * _A + 3.0 * math.sqrt(_A * _A / 4.0 - 2.0 * C2_LS / 3.0))  # Lemma 6
 BACKTRACK = 0.5  # beta_g = beta_H, above t1 / t2 = 0.19
+#: smoothness='auto' is L / SMOOTHNESS_SCALE + alpha, gd's step scale
+SMOOTHNESS_SCALE = 4.0
 
 
 def min_decrease(step, G, M, tol_gradient, tol_hessian, curvature):
@@ -132,9 +135,14 @@ def _phase_lengths(T, two_phase, phase1_iter, cap):
 
 
 class _Schedule:
-    """The public noise schedule of a run: phases, their shares, the parts of an iteration."""
+    """The public noise schedule of a run: phases, their shares, the parts of an iteration.
 
-    def __init__(self, spec, phases, shares, value_share, curvature, search):
+    An iteration has up to three parts: the gradient, the Hessian (non-convex
+    objectives) and the search (``step='line_search'``), with relative
+    budgets ``weights`` (the paper's eq. 14: all equal).
+    """
+
+    def __init__(self, spec, phases, shares, value_share, curvature, search, weights):
         self.spec = spec
         self.pure = spec.delta == 0
         self.phases = list(phases)
@@ -142,35 +150,41 @@ class _Schedule:
         self.value_share = float(value_share)
         self.curvature = curvature
         self.search = search
-        self.k = 1 + int(curvature) + int(search)   # parts of one iteration
+        g, h, q = weights
+        self.weights = [g] + ([h] if curvature else []) + ([q] if search else [])
 
-    def noise(self, u, j):
-        """Noise multiplier of every part of phase ``j`` at overall scale ``u``.
-
-        The paper's zCDP split: each part of phase ``j`` has zCDP
-        ``(1 - value_share) share_j / (k T_j)`` times the total (epsilon
-        for pure DP), so the phases' budgets are in the ratio of their shares.
-        """
-        weight = (1.0 - self.value_share) * self.shares[j] / (self.k * self.phases[j])
+    def _scale(self, u, weight):
         return u / weight if self.pure else u / math.sqrt(weight)
 
-    def value_noise(self, u):
-        return u / self.value_share if self.pure else u / math.sqrt(self.value_share)
+    def noise(self, u, j):
+        """Noise multipliers of the parts of phase ``j`` at overall scale ``u``.
 
-    def parts(self, z):
-        """The mechanisms of one iteration at noise multiplier ``z`` (unsampled)."""
-        gaussian = self.spec.noise(z, 1.0)
-        out = [gaussian]
+        The paper's zCDP split as ratios: part ``p`` of phase ``j`` has zCDP
+        ``(1 - value_share) share_j w_p / (sum(w) T_j)`` times the total
+        (epsilon for pure DP), so the phases' budgets are in the ratio of
+        their shares and the parts' in the ratio of their weights.
+        """
+        per_iteration = (1.0 - self.value_share) * self.shares[j] / self.phases[j]
+        total = sum(self.weights)
+        return [self._scale(u, per_iteration * w / total) for w in self.weights]
+
+    def value_noise(self, u):
+        return self._scale(u, self.value_share)
+
+    def parts(self, zs):
+        """The mechanisms of one iteration at noise multipliers ``zs`` (unsampled)."""
+        out = [self.spec.noise(zs[0], 1.0)]
         if self.curvature:
-            out.append(gaussian)
+            out.append(self.spec.noise(zs[1], 1.0))
         if self.search:
-            # paper 004's Algorithm 2 with lambda = sigma (eq. 14): threshold
-            # Lap(2 lambda Delta), queries Lap(4 lambda Delta), 1/lambda-DP
-            out.append(SparseVector(1.0 / (2.0 * z), 1.0 / (2.0 * z)))
+            # paper 004's Algorithm 2: threshold Lap(2 lambda Delta), queries
+            # Lap(4 lambda Delta), 1/lambda-DP; lambda = sigma as in eq. 14
+            lam = zs[-1]
+            out.append(SparseVector(1.0 / (2.0 * lam), 1.0 / (2.0 * lam)))
         return out
 
-    def iteration(self, z):
-        inner = Composed(self.parts(z))
+    def iteration(self, zs):
+        inner = Composed(self.parts(zs))
         rate = self.spec.sampling_rate
         return inner if rate >= 1.0 else PoissonSampled(rate, inner)
 
@@ -214,8 +228,12 @@ class SecondOrder(Solver):
         ``b_g = b_H``: the search's first candidate in units of the safe
         step (candidates ``b, b/2, ..., >= 1`` times it).
     smoothness : 'auto' or float, default='auto'
-        ``G``: the objective's public smoothness ('auto'; an estimator
-        default where the loss has none, e.g. matrix sensing).
+        ``G`` of the safe step ``1/G`` and of MIN_DEC. 'auto' is gd's
+        stand-in ``L / 4 + alpha`` (``L`` the loss's worst-case public
+        smoothness, which real data are far from: on Adult ``L`` itself gave
+        0.8435 with the non-convex penalty, ``L / 4`` 0.8461, and the
+        sigmoid loss collapses to the majority class with steps below
+        ``4 / L``); an estimator default where the loss has none.
     hessian_lipschitz : 'auto' or float, default='auto'
         ``M``: the public Lipschitz constant of the objective's Hessian
         ('auto'; an estimator default where the loss has none).
@@ -228,6 +246,10 @@ class SecondOrder(Solver):
         :math:`f(w_0)` (only when it is not public).
     value_share : float in (0, 1), default=0.1
         ``c_f``: the share of the budget of that estimate.
+    hessian_weight, search_weight : float, default=1.0
+        Budgets of an iteration's noisy Hessian and search relative to its
+        gradient's (zCDP, or epsilon for pure DP); 1 and 1 are the paper's
+        eq. 14.
     """
 
     name = "second_order"
@@ -237,7 +259,7 @@ class SecondOrder(Solver):
         "step": "line_search", "two_phase": True, "phase1_share": 0.75, "phase1_iter": 100,
         "tol_gradient": 0.005, "iteration_cap": 200, "tol_hessian": "auto", "max_step": 4.0,
         "smoothness": "auto", "hessian_lipschitz": "auto", "hessian_clip": "auto",
-        "value_clip": 1.0, "value_share": 0.1,
+        "value_clip": 1.0, "value_share": 0.1, "hessian_weight": 1.0, "search_weight": 1.0,
     }
     option_constraints = {
         "step": [StrOptions({"line_search", "short"})],
@@ -253,6 +275,8 @@ class SecondOrder(Solver):
         "hessian_clip": [StrOptions({"auto"}), POSITIVE],
         "value_clip": [POSITIVE],
         "value_share": [_UNIT_OPEN],
+        "hessian_weight": [POSITIVE],
+        "search_weight": [POSITIVE],
     }
 
     # -- public constants --------------------------------------------------
@@ -260,7 +284,13 @@ class SecondOrder(Solver):
     def _constants(spec):
         """``(G, M, curvature, hessian_clip, eps_g, eps_H)`` from public quantities."""
         o = spec.options
-        G = spec.objective_smoothness if o["smoothness"] == "auto" else float(o["smoothness"])
+        if o["smoothness"] != "auto":
+            G = float(o["smoothness"])
+        elif spec.smoothness is None:
+            G = None
+        else:
+            # gd's 'auto' scale: the worst-case L / 4 plus the penalty's (see gd)
+            G = 1.0 / default_learning_rate(spec, "auto", SMOOTHNESS_SCALE)
         if G is None:
             raise ValueError(
                 "second_order needs the objective's public smoothness G (its gradient "
@@ -306,7 +336,8 @@ class SecondOrder(Solver):
         _, _, curvature, _, _, _ = self._constants(spec)
         shares = ([o["phase1_share"], 1.0 - o["phase1_share"]] if len(phases) == 2 else [1.0])
         return _Schedule(spec, phases, shares, o["value_share"] if with_value else 0.0,
-                         curvature, o["step"] == "line_search")
+                         curvature, o["step"] == "line_search",
+                         (1.0, o["hessian_weight"], o["search_weight"]))
 
     def plan(self, spec):
         """Fix the iteration bound from public quantities and calibrate the run; fix the filter."""
@@ -399,7 +430,7 @@ class SecondOrder(Solver):
         def batch(mechanism):
             return shared if sampled else queries.batch(mechanism, 1.0)
 
-        g = batch(parts[0]).noisy_gradient(W, z) + penalty.gradient(W)
+        g = batch(parts[0]).noisy_gradient(W, z[0]) + penalty.gradient(W)
         norm = float(np.linalg.norm(g))
         search = parts[-1] if schedule.search else None
         if norm > eps_g:
@@ -412,7 +443,7 @@ class SecondOrder(Solver):
             return W, True  # a convex objective: the Hessian is positive semi-definite
         counts["hessian"] += 1
         lam, p = batch(parts[1]).noisy_hessian_eigenpair(
-            W, z, hessian_clip, public_diagonal=penalty.hessian_diagonal(W))
+            W, z[1], hessian_clip, public_diagonal=penalty.hessian_diagonal(W))
         if float(np.vdot(p, g)) > 0:
             p = -p  # eq. 5
         if lam >= -eps_H:
