@@ -16,6 +16,7 @@ import skdp
                           skdp.DPLinearSVC(loss="sigmoid"),
                           skdp.DPLogisticRegression(solver="second_order"),
                           skdp.DPLogisticRegression(penalty="nonconvex", solver="second_order"),
-                          skdp.DPLinearSVC(loss="sigmoid", solver="second_order")])
+                          skdp.DPLinearSVC(loss="sigmoid", solver="second_order"),
+                          skdp.DPMatrixSensing(solver="second_order")])
 def test_sklearn_compatible(estimator, check):
     check(estimator)

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from scipy.linalg import eigh
 
 import skdp
-from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression
+from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression, DPMatrixSensing
 from skdp._base import PrivateEstimatorMixin
 from skdp.accounting import get_epsilon
 from skdp.losses import (
@@ -21,7 +21,8 @@ from skdp.losses import (
     SquaredHingeLoss,
 )
 from skdp.penalties import L2Penalty, NonConvexPenalty, make_penalty
-from skdp.solvers import available_solvers, get_solver
+from skdp.matrix_sensing import make_matrix_sensing
+from skdp.solvers import PrivateQueries, available_solvers, get_solver
 from skdp.solvers.second_order import C1, C_HESS
 
 DELTA = 1e-5
@@ -166,7 +167,8 @@ def test_sigmoid_loss_is_bounded_and_its_constants_hold():
 def test_second_order_is_offered_where_its_needs_are_met():
     for est in (DPLogisticRegression(), DPLogisticRegression(penalty="nonconvex"),
                 DPLogisticRegression(classes=[0, 1, 2], penalty="nonconvex"),
-                DPLinearSVC(loss="sigmoid"), DPLinearSVC(), DPLinearSVC(loss="squared_hinge")):
+                DPLinearSVC(loss="sigmoid"), DPLinearSVC(), DPLinearSVC(loss="squared_hinge"),
+                DPMatrixSensing()):
         assert "second_order" in available_solvers(est), est
     assert "second_order" not in available_solvers(DPLinearSVC(loss="hinge"))
     # solvers that need a convex objective are not offered for a non-convex one
@@ -340,3 +342,56 @@ def test_adult_accuracy_with_defaults(estimator, floor, adult):
     scores = [estimator(s).set_params(accountant=BudgetAccountant()).fit(X_tr, y_tr)
               .score(X_te, y_te) for s in range(3)]
     assert np.mean(scores) >= floor, scores
+
+
+# --------------------------------------------------------------------------
+# Matrix sensing: the strict saddle at U = V = 0, recovery
+# --------------------------------------------------------------------------
+class _Noiseless(np.random.Generator):
+    """Every noise draw is zero (what the exact algorithm would see)."""
+
+    def normal(self, loc=0.0, scale=1.0, size=None):
+        return np.zeros(size) + loc if size is not None else np.float64(loc)
+
+    def laplace(self, loc=0.0, scale=1.0, size=None):
+        return self.normal(loc, scale, size)
+
+
+@pytest.fixture(scope="module")
+def sensing():
+    return make_matrix_sensing(20000, shape=(20, 20), rank=3, noise=0.01, random_state=0)
+
+
+def _solve_from_zero(solver_name, X, y, rng, epsilon=8.0):
+    est = DPMatrixSensing(shape=(20, 20), rank=3, epsilon=epsilon, solver=solver_name)
+    solver = get_solver(solver_name)
+    spec = est._problem_spec(solver, *X.shape, None)
+    plan = solver.plan(spec)
+    loss = est._bind_loss(X, y, spec)
+    queries = PrivateQueries(loss, plan, rng, start=np.zeros(spec.coef_shape))
+    return loss, solver.solve(queries, plan)
+
+
+def test_a_curvature_step_escapes_the_saddle_where_gd_cannot_move(sensing):
+    X, y, _ = sensing
+    zero = np.zeros(120)
+    # the exact algorithms (noise switched off): the gradient at U = V = 0 is 0
+    loss, gd = _solve_from_zero("gd", X, y, _Noiseless(np.random.PCG64(0)))
+    assert np.array_equal(gd.coef, zero)
+    f0 = loss.mean_loss(zero)
+    loss, so = _solve_from_zero("second_order", X, y, _Noiseless(np.random.PCG64(0)))
+    assert so.attributes["n_curvature_steps_"] >= 1
+    assert loss.mean_loss(so.coef) < 0.5 * f0
+    # with its noise, from the same point, the objective falls as well
+    loss, noisy = _solve_from_zero("second_order", X, y, np.random.default_rng(1))
+    assert loss.mean_loss(noisy.coef) < 0.1 * f0
+
+
+def test_matrix_sensing_recovery_at_epsilon_8(sensing):
+    X, y, X_star = sensing
+    errors = []
+    for seed in range(3):
+        est = DPMatrixSensing(shape=(20, 20), rank=3, epsilon=8.0, solver="second_order",
+                              random_state=seed, accountant=BudgetAccountant()).fit(X, y)
+        errors.append(np.linalg.norm(est.low_rank_matrix_ - X_star) / np.linalg.norm(X_star))
+    assert np.mean(errors) <= 0.05, errors   # 0.018

@@ -91,7 +91,7 @@ class MatrixSensingLoss:
         Choosing ``s`` lets one step size suit both the factors and ``c``.
     """
 
-    capabilities = frozenset({"gradient", "values", "smooth"})
+    capabilities = frozenset({"gradient", "values", "smooth", "hessian"})
 
     @classmethod
     def public_constants(cls, row_bound, n_outputs=None, **params):
@@ -380,6 +380,94 @@ class MatrixSensingLoss:
         """Unclipped gradient sum (non-private; for diagnostics and tests)."""
         U, V, _ = self.unpack(W)
         return self._assemble(self.residuals(W, idx), U, V, idx)
+
+    # -- second order ---------------------------------------------------------
+    def _hessian_weights(self, W, hessian_clip, idx):
+        """``(c_i, rho_i)``: residuals and the factor clipping each example's Hessian.
+
+        One example's Hessian is ``J_i J_i^T + rho_i K_i`` with ``J_i`` its
+        gradient direction ``(A_i V, A_i^T U, s)`` and ``K_i = [[0, A_i (x)
+        I_r], [A_i^T (x) I_r, 0]]``, whose Frobenius norm is
+        ``sqrt(2 r) ||A_i||_F``; so ``||J_i||^2 + |rho_i| sqrt(2 r) ||A_i||_F``
+        bounds it, and ``c_i = min(1, C / bound)`` clips it to ``C``.
+        """
+        rho = self.residuals(W, idx)
+        if hessian_clip is None:
+            return np.ones_like(rho), rho
+        j = self.gradient_norm_bounds(W, idx)
+        a = self.design.row_norms(2, idx)
+        with np.errstate(over="ignore", invalid="ignore"):
+            bound = j * j + np.abs(rho) * np.sqrt(2.0 * self.rank) * a
+            c = np.where(bound > hessian_clip, hessian_clip / bound, 1.0)
+        c = np.where(np.isfinite(c), c, 0.0)
+        return c, rho
+
+    def _curvature_term(self, c, rho, idx):
+        """``sum_i c_i rho_i A_i`` (p x q); examples clipped to nothing contribute 0."""
+        p, q = self.shape
+        w = np.where(c > 0, c * rho, 0.0)
+        return self.design.weighted_sum(w, idx).reshape(p, q)
+
+    def hessian_matvec(self, W, Vec, hessian_clip=None, idx=None):
+        """``sum_i H_i v`` with each example's Hessian clipped to Frobenius norm ``C``.
+
+        Two passes over ``X``: ``J_i . v = <A_i, v_U V^T + U v_V^T> + s v_c``
+        for every example at once, then ``sum_i c_i (J_i . v) J_i`` and the
+        curvature term ``(M v_V, M^T v_U)`` with ``M = sum_i c_i rho_i A_i``.
+        """
+        U, V, _ = self.unpack(W)
+        dU, dV, dc = self.unpack(Vec)
+        c, rho = self._hessian_weights(W, hessian_clip, idx)
+        jv = self.design.decision((dU @ V.T + U @ dV.T).ravel(), idx)
+        if self.fit_intercept:
+            jv = jv + dc  # unpack gives s * v_c: J_i's last entry is s
+        with np.errstate(invalid="ignore", over="ignore"):
+            w = np.where(c > 0, c * jv, 0.0)
+        out = self._assemble(w, U, V, idx)
+        M = self._curvature_term(c, rho, idx)
+        p, q = self.shape
+        r = self.rank
+        out[: p * r] += (M @ dV).ravel()
+        out[p * r: (p + q) * r] += (M.T @ dU).ravel()
+        return out
+
+    def _rows(self, idx):
+        """The (row-clipped) measurement rows as a dense float64 array."""
+        design = self.design
+        X = design.X if idx is None else design.X[idx]
+        rows = X.toarray() if sp.issparse(X) else np.array(X, dtype=np.float64)
+        rows = rows.astype(np.float64, copy=False)
+        scale = design.row_scale
+        if scale is not None:
+            rows *= (scale if idx is None else scale[idx])[:, None]
+        extreme = design.extreme_rows(idx)
+        if extreme is not None:
+            pos, unit, mult = extreme
+            unit = unit.toarray() if sp.issparse(unit) else np.asarray(unit)
+            rows[pos] = unit * mult[:, None]
+        return rows
+
+    def hessian(self, W, hessian_clip=None, idx=None):
+        """``sum_i H_i`` as a dense ``(P, P)`` array: ``J^T diag(c) J`` plus the curvature term.
+
+        ``J`` (one row ``J_i`` per example) comes from one batched product of
+        the measurement matrices with ``V`` and ``U``: no loop over examples.
+        """
+        U, V, _ = self.unpack(W)
+        p, q = self.shape
+        r = self.rank
+        c, rho = self._hessian_weights(W, hessian_clip, idx)
+        A = self._rows(idx).reshape(-1, p, q)
+        cols = [(A @ V).reshape(len(A), p * r), (A.transpose(0, 2, 1) @ U).reshape(len(A), q * r)]
+        if self.fit_intercept:
+            cols.append(np.full((len(A), 1), self.intercept_scale))
+        J = np.concatenate(cols, axis=1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            H = (J * c[:, None]).T @ J
+        K = np.kron(self._curvature_term(c, rho, idx), np.eye(r))
+        H[: p * r, p * r: (p + q) * r] += K
+        H[p * r: (p + q) * r, : p * r] += K.T
+        return H
 
     def loss_values(self, W, idx=None, loss_clip=None):
         """Per-example losses ``rho_i^2 / 2``, optionally clipped to ``[0, loss_clip]``."""
