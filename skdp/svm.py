@@ -17,8 +17,6 @@ HINGE_LEARNING_RATE = 16.0
 HINGE_LINE_SEARCH_ETA0 = 64.0
 #: line_search's Armijo constant for the hinge (0.5 elsewhere; measured on Adult)
 HINGE_LINE_SEARCH_ARMIJO = 0.3
-#: second_order's Hessian budget relative to the gradient's, for the sigmoid loss
-SIGMOID_HESSIAN_WEIGHT = 0.25
 
 
 class DPLinearSVC(PrivateLinearClassifier):
@@ -297,14 +295,13 @@ class DPLinearSVC(PrivateLinearClassifier):
                 # kinked loss the sufficient decrease of 0.5 fails more often
                 return {"eta0": HINGE_LINE_SEARCH_ETA0 / B2, "armijo": HINGE_LINE_SEARCH_ARMIJO}
         if solver_name == "second_order":
-            # gd's 300 iterations on this estimator (150 in the first phase);
-            # the sigmoid loss has a flat majority-class basin that noisy or
-            # backtracked (short) steps fall into: short steps of gd's size,
-            # with most of each iteration's budget on the gradient (measured
-            # on Adult at epsilon 1, 3 seeds: 0.834; line search: 0.78)
-            defaults = {"phase1_iter": 150, "iteration_cap": 300}
+            # gd's 300 iterations on this estimator; the sigmoid loss has a
+            # flat majority-class basin that noisy searched steps fall into:
+            # short steps of gd's size (Adult, epsilon 1, 3 seeds: 0.834;
+            # line search: 0.78)
+            defaults = {"iteration_cap": DEFAULT_MAX_ITER}
             if self.loss == "sigmoid":
-                defaults.update(step="short", hessian_weight=SIGMOID_HESSIAN_WEIGHT)
+                defaults["step"] = "short"
             return defaults
         return {}
 

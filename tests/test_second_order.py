@@ -216,7 +216,8 @@ def _nonconvex_problem(n=4000, d=3, seed=0):
 def test_noise_scales_are_the_calibrated_ones(step):
     X, y = _nonconvex_problem()
     # tol_gradient large: the run reaches the Hessian test and certifies
-    params = {"step": step, "tol_gradient": 0.1, "phase1_iter": 5, "iteration_cap": 12}
+    params = {"step": step, "tol_gradient": 0.1, "phase1_iter": 5, "iteration_cap": 12,
+              "two_phase": True, "hessian_weight": 0.5, "search_weight": 0.25}
     est = DPLogisticRegression(penalty="nonconvex", solver="second_order", epsilon=2.0,
                                solver_params=params, random_state=0,
                                accountant=BudgetAccountant())
@@ -225,20 +226,23 @@ def test_noise_scales_are_the_calibrated_ones(step):
     plan = get_solver("second_order").plan(spec)
     phases = plan.details["phases"]
     assert len(phases) == 2 and phases[0] == 5
-    k = 3 if step == "line_search" else 2
+    weights = [1.0, 0.5] + ([0.25] if step == "line_search" else [])
     shares = [0.75, 0.25]
     u = plan.noise_multiplier
-    z = [u * math.sqrt(k * T / s) for T, s in zip(phases, shares)]
+    # part p of phase j has zCDP share_j w_p / (T_j sum(w)) of the total (eq. 8 / 14 as ratios)
+    z = [u / math.sqrt(s * weights[0] / (T * sum(weights))) for T, s in zip(phases, shares)]
+    z_hessian = [u / math.sqrt(s * weights[1] / (T * sum(weights)))
+                 for T, s in zip(phases, shares)]
     # the calibrated tree is exactly (epsilon, delta): paper 004's split, our accountant
     assert get_epsilon(plan.mechanism, DELTA) <= 2.0 * (1 + 1e-9)
     clip = est.clip_norm
     hclip = spec.hessian_bound
     gaussian = {s for kind, s, size in log if kind == "normal"}
-    allowed = {zj * clip for zj in z} | {zj * hclip for zj in z}
+    allowed = {zj * clip for zj in z} | {zj * hclip for zj in z_hessian}
     assert gaussian and all(any(math.isclose(s, a, rel_tol=1e-12) for a in allowed)
                             for s in gaussian)
     # a noisy Hessian was drawn at the Hessian's calibrated scale
-    assert any(math.isclose(s, zj * hclip, rel_tol=1e-12) for s in gaussian for zj in z)
+    assert any(math.isclose(s, zj * hclip, rel_tol=1e-12) for s in gaussian for zj in z_hessian)
     laplace = {s for kind, s, size in log if kind == "laplace"}
     if step == "short":
         assert not laplace

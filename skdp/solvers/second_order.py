@@ -256,10 +256,10 @@ class SecondOrder(Solver):
     paper = "004 (DP second-order stationary points; 2OPT, 2OPT-LS)"
     requires = frozenset({"gradient", "values", "smooth", "hessian", "penalty:hessian"})
     options = {
-        "step": "line_search", "two_phase": True, "phase1_share": 0.75, "phase1_iter": 100,
-        "tol_gradient": 0.005, "iteration_cap": 200, "tol_hessian": "auto", "max_step": 4.0,
+        "step": "line_search", "two_phase": False, "phase1_share": 0.75, "phase1_iter": 100,
+        "tol_gradient": 0.005, "iteration_cap": 100, "tol_hessian": "auto", "max_step": 2.0,
         "smoothness": "auto", "hessian_lipschitz": "auto", "hessian_clip": "auto",
-        "value_clip": 1.0, "value_share": 0.1, "hessian_weight": 1.0, "search_weight": 1.0,
+        "value_clip": 1.0, "value_share": 0.1, "hessian_weight": 0.25, "search_weight": 0.25,
     }
     option_constraints = {
         "step": [StrOptions({"line_search", "short"})],
