@@ -10,7 +10,9 @@ norm, delta = 1e-5, alpha = 1e-3 as in the paper):
 - ``sigmoid``: ``DPLinearSVC(loss='sigmoid')``, the bounded sigmoid loss
   plus ``alpha / 2 ||w||^2``.
 
-Methods (``solver='second_order'`` unless named), each at the tolerances of
+Methods (``solver='second_order'`` unless named; the three 2OPT rows in the
+paper's configuration: two phases, equal budgets for gradient, Hessian and
+search), each at the tolerances of
 a column group: ``default`` (the solver's and estimator's defaults), and the
 paper's ``loose`` and ``tight`` pairs (eps_g, eps_H) of its Section 4:
 
@@ -18,6 +20,8 @@ paper's ``loose`` and ``tight`` pairs (eps_g, eps_H) of its Section 4:
 - ``2OPT-LS``: AboveThreshold line search (Algorithm 3), two phases;
 - ``2OPT-B``: short steps on Poisson batches of rate 0.1 (the mini-batch
   variant of Section 3.3);
+- ``second_order (defaults)``: the estimator's defaults (one phase, an
+  iteration's budget mostly on its gradient; see docs/solvers.md);
 - ``gd``: gradient descent at its defaults, at the same (epsilon, delta)
   (tolerance-free: the same numbers in every group).
 
@@ -48,10 +52,15 @@ TOLERANCES = {
     "nonconvex": {"loose": (0.060, 0.245), "tight": (0.030, 0.173)},
     "sigmoid": {"loose": (0.040, 0.200), "tight": (0.020, 0.141)},
 }
+#: the paper's configuration: two phases, equal budgets for an iteration's
+#: parts (eq. 14), search from 4 times the safe step; phases of 100 and 100
+PAPER = {"two_phase": True, "hessian_weight": 1.0, "search_weight": 1.0, "max_step": 4.0,
+         "phase1_iter": 100, "iteration_cap": 200}
 METHODS = {
-    "2OPT": {"step": "short"},
-    "2OPT-LS": {"step": "line_search"},
-    "2OPT-B": {"step": "short", "batch": 0.1},
+    "2OPT": {"step": "short", **PAPER},
+    "2OPT-LS": {"step": "line_search", **PAPER},
+    "2OPT-B": {"step": "short", "batch": 0.1, **PAPER},
+    "second_order (defaults)": {},
 }
 
 
