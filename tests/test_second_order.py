@@ -217,7 +217,7 @@ def test_noise_scales_are_the_calibrated_ones(step):
     X, y = _nonconvex_problem()
     # tol_gradient large: the run reaches the Hessian test and certifies
     params = {"step": step, "tol_gradient": 0.1, "phase1_iter": 5, "iteration_cap": 12,
-              "two_phase": True, "hessian_weight": 0.5, "search_weight": 0.25}
+              "two_phase": True, "hessian_share": 0.2, "max_hessians": 3, "search_weight": 0.25}
     est = DPLogisticRegression(penalty="nonconvex", solver="second_order", epsilon=2.0,
                                solver_params=params, random_state=0,
                                accountant=BudgetAccountant())
@@ -226,13 +226,13 @@ def test_noise_scales_are_the_calibrated_ones(step):
     plan = get_solver("second_order").plan(spec)
     phases = plan.details["phases"]
     assert len(phases) == 2 and phases[0] == 5
-    weights = [1.0, 0.5] + ([0.25] if step == "line_search" else [])
+    search = 0.25 if step == "line_search" else 0.0
     shares = [0.75, 0.25]
     u = plan.noise_multiplier
-    # part p of phase j has zCDP share_j w_p / (T_j sum(w)) of the total (eq. 8 / 14 as ratios)
-    z = [u / math.sqrt(s * weights[0] / (T * sum(weights))) for T, s in zip(phases, shares)]
-    z_hessian = [u / math.sqrt(s * weights[1] / (T * sum(weights)))
-                 for T, s in zip(phases, shares)]
+    # eq. 8 / 14 as ratios: phase j's share, 0.2 of it for min(3, T_j) Hessians,
+    # the rest for T_j iterations of a gradient and a search in the ratio 1 : 0.25
+    z = [u / math.sqrt(s * 0.8 / T / (1 + search)) for T, s in zip(phases, shares)]
+    z_hessian = [u / math.sqrt(s * 0.2 / min(3, T)) for T, s in zip(phases, shares)]
     # the calibrated tree is exactly (epsilon, delta): paper 004's split, our accountant
     assert get_epsilon(plan.mechanism, DELTA) <= 2.0 * (1 + 1e-9)
     clip = est.clip_norm
@@ -399,3 +399,18 @@ def test_matrix_sensing_recovery_at_epsilon_8(sensing):
                               random_state=seed, accountant=BudgetAccountant()).fit(X, y)
         errors.append(np.linalg.norm(est.low_rank_matrix_ - X_star) / np.linalg.norm(X_star))
     assert np.mean(errors) <= 0.05, errors   # 0.018
+
+
+def test_hessians_are_drawn_from_their_reserve_only():
+    # every iteration asks for a second-order test (huge eps_g) and no test
+    # can certify (eps_H far below the Hessian noise at epsilon 0.01): the
+    # reserve of 3 is drawn, then gradient steps run to the cap; nothing is
+    # refused mid-run
+    X, y = _nonconvex_problem(2000)
+    est = DPLogisticRegression(penalty="nonconvex", solver="second_order", random_state=0,
+                               epsilon=0.01,
+                               solver_params={"tol_gradient": 10.0, "tol_hessian": 1e-12,
+                                              "max_hessians": 3, "iteration_cap": 20},
+                               accountant=BudgetAccountant()).fit(X, y)
+    assert est.n_hessian_evaluations_ == 3 and est.n_iter_ == 20 and not est.certified_
+    assert est.n_curvature_steps_ + est.n_gradient_steps_ == 20

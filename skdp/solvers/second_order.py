@@ -135,14 +135,18 @@ def _phase_lengths(T, two_phase, phase1_iter, cap):
 
 
 class _Schedule:
-    """The public noise schedule of a run: phases, their shares, the parts of an iteration.
+    """The public noise schedule of a run: phases, their shares, the parts of their budgets.
 
-    An iteration has up to three parts: the gradient, the Hessian (non-convex
-    objectives) and the search (``step='line_search'``), with relative
-    budgets ``weights`` (the paper's eq. 14: all equal).
+    Phase ``j`` (share ``share_j`` of what the value estimate leaves) gives
+    ``hessian_share`` of its budget to at most ``K_j`` noisy Hessians and the
+    rest to ``T_j`` iterations, each a gradient and (``step='line_search'``)
+    a search in the ratio ``1 : search_weight``. Paper 004's eq. 14 is
+    ``K_j = T_j``, ``hessian_share = 1/3`` and ``search_weight = 1``: every
+    part of every iteration equal.
     """
 
-    def __init__(self, spec, phases, shares, value_share, curvature, search, weights):
+    def __init__(self, spec, phases, shares, value_share, curvature, search, search_weight,
+                 hessian_share, max_hessians):
         self.spec = spec
         self.pure = spec.delta == 0
         self.phases = list(phases)
@@ -150,48 +154,58 @@ class _Schedule:
         self.value_share = float(value_share)
         self.curvature = curvature
         self.search = search
-        g, h, q = weights
-        self.weights = [g] + ([h] if curvature else []) + ([q] if search else [])
+        self.search_weight = float(search_weight) if search else 0.0
+        self.hessian_share = float(hessian_share) if curvature else 0.0
+        self.hessians = [(T if max_hessians is None else min(int(max_hessians), T))
+                         if curvature else 0 for T in self.phases]
 
     def _scale(self, u, weight):
         return u / weight if self.pure else u / math.sqrt(weight)
 
     def noise(self, u, j):
-        """Noise multipliers of the parts of phase ``j`` at overall scale ``u``.
+        """``(z_gradient, z_hessian, lambda)`` of phase ``j`` at overall scale ``u``.
 
-        The paper's zCDP split as ratios: part ``p`` of phase ``j`` has zCDP
-        ``(1 - value_share) share_j w_p / (sum(w) T_j)`` times the total
-        (epsilon for pure DP), so the phases' budgets are in the ratio of
-        their shares and the parts' in the ratio of their weights.
+        Each is the noise multiplier of a part whose zCDP (epsilon for pure
+        DP) is its share of the total: the paper's split kept as ratios, the
+        overall scale ``u`` left to the accountant's calibration. None for
+        parts the run does not have.
         """
-        per_iteration = (1.0 - self.value_share) * self.shares[j] / self.phases[j]
-        total = sum(self.weights)
-        return [self._scale(u, per_iteration * w / total) for w in self.weights]
+        budget = (1.0 - self.value_share) * self.shares[j]
+        per_iteration = budget * (1.0 - self.hessian_share) / self.phases[j]
+        total = 1.0 + self.search_weight
+        z_g = self._scale(u, per_iteration / total)
+        lam = self._scale(u, per_iteration * self.search_weight / total) if self.search else None
+        z_h = (self._scale(u, budget * self.hessian_share / self.hessians[j])
+               if self.curvature else None)
+        return z_g, z_h, lam
 
     def value_noise(self, u):
         return self._scale(u, self.value_share)
 
     def parts(self, zs):
-        """The mechanisms of one iteration at noise multipliers ``zs`` (unsampled)."""
+        """The mechanisms of one iteration (gradient, search), unsampled."""
         out = [self.spec.noise(zs[0], 1.0)]
-        if self.curvature:
-            out.append(self.spec.noise(zs[1], 1.0))
         if self.search:
             # paper 004's Algorithm 2: threshold Lap(2 lambda Delta), queries
-            # Lap(4 lambda Delta), 1/lambda-DP; lambda = sigma as in eq. 14
-            lam = zs[-1]
-            out.append(SparseVector(1.0 / (2.0 * lam), 1.0 / (2.0 * lam)))
+            # Lap(4 lambda Delta), 1/lambda-DP
+            out.append(SparseVector(1.0 / (2.0 * zs[2]), 1.0 / (2.0 * zs[2])))
         return out
 
-    def iteration(self, zs):
-        inner = Composed(self.parts(zs))
+    def hessian(self, zs):
+        """The mechanism of one noisy Hessian (Gaussian), unsampled."""
+        return self.spec.noise(zs[1], 1.0)
+
+    def _sampled(self, mechanism):
         rate = self.spec.sampling_rate
-        return inner if rate >= 1.0 else PoissonSampled(rate, inner)
+        return mechanism if rate >= 1.0 else PoissonSampled(rate, mechanism)
 
     def tree(self, u, with_value):
         parts = [self.spec.noise(self.value_noise(u), 1.0)] if with_value else []
-        parts += [Repeated(self.iteration(self.noise(u, j)), T)
-                  for j, T in enumerate(self.phases)]
+        for j, T in enumerate(self.phases):
+            zs = self.noise(u, j)
+            parts.append(Repeated(self._sampled(Composed(self.parts(zs))), T))
+            if self.curvature:
+                parts.append(Repeated(self._sampled(self.hessian(zs)), self.hessians[j]))
         return Composed(parts)
 
 
@@ -246,10 +260,17 @@ class SecondOrder(Solver):
         :math:`f(w_0)` (only when it is not public).
     value_share : float in (0, 1), default=0.1
         ``c_f``: the share of the budget of that estimate.
-    hessian_weight, search_weight : float, default=1.0
-        Budgets of an iteration's noisy Hessian and search relative to its
-        gradient's (zCDP, or epsilon for pure DP); 1 and 1 are the paper's
-        eq. 14.
+    search_weight : float, default=0.25
+        An iteration's search budget relative to its gradient's (zCDP, or
+        epsilon for pure DP); 1 is the paper's eq. 14.
+    hessian_share : float in (0, 1), default=0.1
+        Share of each phase's budget reserved for noisy Hessians (non-convex
+        objectives only); 1/3 with ``max_hessians=None`` is the paper's.
+    max_hessians : int or None, default=5
+        Noisy Hessians each phase reserves (None: one per iteration, the
+        paper's). A run draws one per second-order test (each ends in a
+        curvature step or a certificate: the paper's "minimal" number);
+        once the reserve is spent, a small gradient gives a gradient step.
     """
 
     name = "second_order"
@@ -259,7 +280,8 @@ class SecondOrder(Solver):
         "step": "line_search", "two_phase": False, "phase1_share": 0.75, "phase1_iter": 100,
         "tol_gradient": 0.005, "iteration_cap": 100, "tol_hessian": "auto", "max_step": 2.0,
         "smoothness": "auto", "hessian_lipschitz": "auto", "hessian_clip": "auto",
-        "value_clip": 1.0, "value_share": 0.1, "hessian_weight": 0.25, "search_weight": 0.25,
+        "value_clip": 1.0, "value_share": 0.1, "search_weight": 0.25,
+        "hessian_share": 0.1, "max_hessians": 5,
     }
     option_constraints = {
         "step": [StrOptions({"line_search", "short"})],
@@ -275,8 +297,9 @@ class SecondOrder(Solver):
         "hessian_clip": [StrOptions({"auto"}), POSITIVE],
         "value_clip": [POSITIVE],
         "value_share": [_UNIT_OPEN],
-        "hessian_weight": [POSITIVE],
         "search_weight": [POSITIVE],
+        "hessian_share": [_UNIT_OPEN],
+        "max_hessians": [None, Interval(Integral, 1, None, closed="left")],
     }
 
     # -- public constants --------------------------------------------------
@@ -336,8 +359,8 @@ class SecondOrder(Solver):
         _, _, curvature, _, _, _ = self._constants(spec)
         shares = ([o["phase1_share"], 1.0 - o["phase1_share"]] if len(phases) == 2 else [1.0])
         return _Schedule(spec, phases, shares, o["value_share"] if with_value else 0.0,
-                         curvature, o["step"] == "line_search",
-                         (1.0, o["hessian_weight"], o["search_weight"]))
+                         curvature, o["step"] == "line_search", o["search_weight"],
+                         o["hessian_share"], o["max_hessians"])
 
     def plan(self, spec):
         """Fix the iteration bound from public quantities and calibrate the run; fix the filter."""
@@ -391,11 +414,12 @@ class SecondOrder(Solver):
             phases = self._iterations(spec, start_value)
             schedule = self._schedule(spec, phases, False)
             u = self._recalibrate(queries, schedule)
-        counts = {"gradient": 0, "curvature": 0, "hessian": 0}
+        counts = {"gradient": 0, "curvature": 0, "hessian": 0, "reserve": 0}
         certified, n_iter, phase = False, 0, 0
         for j, T in enumerate(phases):
             phase = j + 1
             z = schedule.noise(u, j)
+            counts["reserve"] = schedule.hessians[j]  # this phase's Hessians
             for _ in range(T):
                 if not queries.affordable(Composed(schedule.parts(z))):
                     break  # float rounding at the very end of the budget: stop, never overrun
@@ -433,16 +457,20 @@ class SecondOrder(Solver):
         g = batch(parts[0]).noisy_gradient(W, z[0]) + penalty.gradient(W)
         norm = float(np.linalg.norm(g))
         search = parts[-1] if schedule.search else None
-        if norm > eps_g:
+        hessian = schedule.hessian(z) if schedule.curvature else None
+        # the phase's Hessians spent: no second-order test, a gradient step
+        testable = hessian is None or counts["reserve"] > 0
+        if norm > eps_g or not testable:
             counts["gradient"] += 1
             safe = 2.0 * (1.0 - C1 - C_G) / G if search is not None else 1.0 / G
-            step = self._step(batch, search, W, -g, safe, o["max_step"], norm,
+            step = self._step(batch, search, W, -g, safe, o, norm,
                               lambda gamma: C_G * gamma * norm * norm, spec)
             return W - step * g, False
         if not schedule.curvature:
             return W, True  # a convex objective: the Hessian is positive semi-definite
         counts["hessian"] += 1
-        lam, p = batch(parts[1]).noisy_hessian_eigenpair(
+        counts["reserve"] -= 1
+        lam, p = queries.batch(hessian).noisy_hessian_eigenpair(
             W, z[1], hessian_clip, public_diagonal=penalty.hessian_diagonal(W))
         if float(np.vdot(p, g)) > 0:
             p = -p  # eq. 5
@@ -451,16 +479,16 @@ class SecondOrder(Solver):
         counts["curvature"] += 1
         size = abs(lam)
         safe = T2_ROOT * size / M if search is not None else 2.0 * size / M
-        step = self._step(batch, search, W, p, safe, o["max_step"], 1.0,
+        step = self._step(batch, search, W, p, safe, o, 1.0,
                           lambda gamma: 0.5 * C_H * gamma * gamma * size, spec)
         return W + step * p, False
 
     @staticmethod
-    def _step(batch, search, W, direction, safe, max_step, direction_norm, required, spec):
+    def _step(batch, search, W, direction, safe, o, direction_norm, required, spec):
         """The safe step, or the AboveThreshold search's choice among ``max_step * safe / 2**i``."""
         if search is None:
             return safe
-        first = max_step * safe
+        first = o["max_step"] * safe
         steps = []
         gamma = first
         while gamma >= safe * (1.0 - 1e-12):
