@@ -55,7 +55,7 @@ TOLERANCES = {
 #: the paper's configuration: two phases, equal budgets for an iteration's
 #: parts (eq. 14), search from 4 times the safe step; phases of 100 and 100
 PAPER = {"two_phase": True, "search_weight": 1.0, "hessian_share": 1 / 3, "max_hessians": None,
-         "max_step": 4.0,
+         "search_clip": 1.0, "max_step": 4.0,
          "phase1_iter": 100, "iteration_cap": 200}
 METHODS = {
     "2OPT": {"step": "short", **PAPER},
