@@ -414,3 +414,53 @@ def test_hessians_are_drawn_from_their_reserve_only():
                                accountant=BudgetAccountant()).fit(X, y)
     assert est.n_hessian_evaluations_ == 3 and est.n_iter_ == 20 and not est.certified_
     assert est.n_curvature_steps_ + est.n_gradient_steps_ == 20
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_matrix_sensing_hessian_matches_finite_differences_and_is_clipped(sparse, fit_intercept,
+                                                                          rng):
+    p, q, r, n = 3, 4, 2, 30
+    X = rng.normal(size=(n, p * q))
+    X[2] *= 100  # far above data_norm: clipped like every other row
+    y = rng.normal(size=n)
+    design = LinearDesign(sp.csr_matrix(X) if sparse else X, False, 5.0)
+    loss = skdp.losses.MatrixSensingLoss(design, y, (p, q), r, fit_intercept=fit_intercept,
+                                         intercept_scale=0.7)
+    W = rng.normal(size=loss.coef_shape)
+    H = loss.hessian(W)
+    P = W.size
+    fd = np.column_stack([(loss.grad_sum(W + e) - loss.grad_sum(W - e)) / 2e-6
+                          for e in np.eye(P) * 1e-6])
+    np.testing.assert_allclose(H, fd, atol=1e-6 * np.abs(fd).max())
+    V = rng.normal(size=P)
+    np.testing.assert_allclose(loss.hessian_matvec(W, V), H @ V, atol=1e-10 * np.abs(H).max())
+    for clip in (0.5, 5.0):
+        norms = [np.linalg.norm(loss.hessian(W, clip, np.array([i]))) for i in range(n)]
+        assert max(norms) <= clip * (1 + 1e-9) and max(norms) > 0.5 * clip
+        np.testing.assert_allclose(loss.hessian_matvec(W, V, clip), loss.hessian(W, clip) @ V,
+                                   atol=1e-12 * max(1.0, np.abs(H).max()))
+
+
+def test_lanczos_and_dense_eigenpairs_agree():
+    # beyond dense_limit the smallest eigenpair comes from Lanczos on
+    # Hessian-vector products plus the same noise matrix: same answer
+    X, y = _nonconvex_problem(3000, d=3)
+    est = DPLogisticRegression(penalty="nonconvex", solver="second_order", epsilon=1.0)
+    solver = get_solver("second_order")
+    spec = est._problem_spec(solver, *X.shape, np.array([0, 1]))
+    plan = solver.plan(spec)
+    loss = est._bind_loss(X, y, spec)
+    W = np.array([0.5, -1.0, 2.0, 0.1])
+    pairs = []
+    for limit in (2000, 1):
+        queries = PrivateQueries(loss, plan, np.random.default_rng(7))
+        z = 50.0
+        pen = spec.penalty
+        batch = queries.batch(spec.noise(z, 1.0), 1.0)
+        pairs.append(batch.noisy_hessian_eigenpair(W, z, spec.hessian_bound,
+                                                   public_diagonal=pen.hessian_diagonal(W),
+                                                   dense_limit=limit))
+    (lam_dense, v_dense), (lam_lanczos, v_lanczos) = pairs
+    assert math.isclose(lam_dense, lam_lanczos, rel_tol=1e-6, abs_tol=1e-9)
+    assert abs(abs(float(np.vdot(v_dense, v_lanczos))) - 1.0) < 1e-6
