@@ -464,3 +464,16 @@ def test_lanczos_and_dense_eigenpairs_agree():
     (lam_dense, v_dense), (lam_lanczos, v_lanczos) = pairs
     assert math.isclose(lam_dense, lam_lanczos, rel_tol=1e-6, abs_tol=1e-9)
     assert abs(abs(float(np.vdot(v_dense, v_lanczos))) - 1.0) < 1e-6
+
+
+@pytest.mark.parametrize("step", ["line_search", "short"])
+def test_poisson_batches_run_within_the_filter(step):
+    # each iteration's gradient and search share one Poisson batch, charged
+    # once; a second-order test draws its Hessian on a batch of its own
+    X, y = _nonconvex_problem(20000)
+    est = DPLogisticRegression(penalty="nonconvex", solver="second_order", batch_size=2000,
+                               random_state=0, epsilon=2.0,
+                               solver_params={"step": step, "tol_gradient": 0.05},
+                               accountant=BudgetAccountant()).fit(X, y)
+    assert est.n_hessian_evaluations_ >= 1 and est.score(X, y) > 0.7
+    assert est.privacy_spent_ == (2.0, DELTA)
