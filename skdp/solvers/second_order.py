@@ -475,8 +475,9 @@ class SecondOrder(Solver):
         norm = float(np.linalg.norm(g))
         search = parts[-1] if schedule.search else None
         hessian = schedule.hessian(z) if schedule.curvature else None
-        # the phase's Hessians spent: no second-order test, a gradient step
-        testable = hessian is None or counts["reserve"] > 0
+        # the phase's Hessians spent (or, by float rounding, the filter's last
+        # crumb too small for one): no second-order test, a gradient step
+        testable = hessian is None or (counts["reserve"] > 0 and queries.affordable(hessian))
         if norm > eps_g or not testable:
             counts["gradient"] += 1
             safe = 2.0 * (1.0 - C1 - C_G) / G if search is not None else 1.0 / G
