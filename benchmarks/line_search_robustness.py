@@ -12,16 +12,13 @@ the models themselves. Prints a markdown table. Run by hand (about 3 min).
 
 import argparse
 import itertools
-from pathlib import Path
 
 import numpy as np
-from sklearn.datasets import load_svmlight_file
 from sklearn.linear_model import LogisticRegression
-from sklearn.preprocessing import Normalizer
 
+from adult_data import load_adult
 from skdp import BudgetAccountant, DPLogisticRegression
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 GRID = list(itertools.product([0.25, 1.0, 4.0], [1e-5, 1e-3]))
 
 
@@ -30,9 +27,7 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--epsilon", type=float, default=1.0)
     args = parser.parse_args(argv)
-    X, y = load_svmlight_file(str(DATA / "adult.trn.bz2"), n_features=123)
-    Xt, yt = load_svmlight_file(str(DATA / "adult.tst.bz2"), n_features=123)
-    X, Xt = Normalizer().transform(X), Normalizer().transform(Xt)
+    X, y, Xt, yt = load_adult()
     n = X.shape[0]
     rows = {}
     for data_norm, alpha in GRID:

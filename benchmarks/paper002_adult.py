@@ -25,24 +25,14 @@ markdown tables. Run by hand; CPU-bound (about half an hour on 2 cores).
 import argparse
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
-from sklearn.datasets import load_svmlight_file
-from sklearn.preprocessing import Normalizer
 
 import skdp
+from adult_data import load_adult
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 DELTA = 1e-5
 GD_GRID = (0.25, 0.5, 1.0, 2.0, 4.0)
-
-
-def _load():
-    X, y = load_svmlight_file(str(DATA / "adult.trn.bz2"), n_features=123)
-    Xt, yt = load_svmlight_file(str(DATA / "adult.tst.bz2"), n_features=123)
-    norm = Normalizer()
-    return norm.transform(X), y, norm.transform(Xt), yt
 
 
 def _objective(model, X, y, hinge):
@@ -88,7 +78,7 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.05, 0.1, 0.2, 0.4, 0.8])
     args = parser.parse_args(argv)
-    data = _load()
+    data = load_adult()
     n = data[0].shape[0]
     seeds = range(args.seeds)
     start = time.time()

@@ -35,16 +35,13 @@ cores for 5 seeds).
 import argparse
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 from scipy.special import expit
-from sklearn.datasets import load_svmlight_file
-from sklearn.preprocessing import Normalizer
 
 import skdp
+from adult_data import load_adult
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 DELTA = 1e-5
 ALPHA = 1e-3
 #: the paper's tolerances (eps_g, eps_H), Section 4 / App. E
@@ -63,13 +60,6 @@ METHODS = {
     "2OPT-B": {"step": "short", "batch": 0.1, **PAPER},
     "second_order (defaults)": {},
 }
-
-
-def _load():
-    X, y = load_svmlight_file(str(DATA / "adult.trn.bz2"), n_features=123)
-    Xt, yt = load_svmlight_file(str(DATA / "adult.tst.bz2"), n_features=123)
-    norm = Normalizer()
-    return norm.transform(X), y, norm.transform(Xt), yt
 
 
 def _objective(model, X, y, kind):
@@ -125,7 +115,7 @@ def main(argv=None):
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.2, 0.6, 1.0])
     parser.add_argument("--models", nargs="+", default=["nonconvex", "sigmoid"])
     args = parser.parse_args(argv)
-    data = _load()
+    data = load_adult()
     n = data[0].shape[0]
     seeds = range(args.seeds)
     start = time.perf_counter()
