@@ -21,6 +21,8 @@ queries on that batch.
 from collections import Counter
 
 import numpy as np
+from scipy import linalg as sla
+from scipy.sparse import linalg as spla
 
 from ..accounting import (
     BudgetError,
@@ -281,10 +283,13 @@ class PrivateBatch:
             raise ValueError(f"noisy_mean_loss needs a finite loss_clip > 0, got {loss_clip!r}.")
         self._consume(base)
         C = float(loss_clip)
-        values = q._loss.loss_values(W, self._idx, loss_clip=C)
-        # NaN never decides anything: it counts as the largest clipped loss
-        total = float(np.sum(np.nan_to_num(values, nan=C, posinf=C, neginf=0.0)))
+        total = float(np.sum(self._clipped_losses(W, C)))
         return (total + float(base.sample(q._rng, C, ()))) / self.expected_size
+
+    def _clipped_losses(self, W, C):
+        """The batch's losses clipped to ``[0, C]``; NaN counts as the largest, ``C``."""
+        values = self._queries._loss.loss_values(W, self._idx, loss_clip=C)
+        return np.nan_to_num(values, nan=C, posinf=C, neginf=0.0)
 
     def noisy_hessian_eigenpair(self, W, noise_multiplier, hessian_clip, *,
                                 public_diagonal=None, dense_limit=2000):
@@ -320,9 +325,6 @@ class PrivateBatch:
         eigenvalue : float
         eigenvector : ndarray of shape ``spec.coef_shape``, unit norm
         """
-        from scipy import linalg as sla
-        from scipy.sparse import linalg as spla
-
         q = self._queries
         spec = q._spec
         base = spec.noise(noise_multiplier, 1.0)
@@ -429,15 +431,10 @@ class PrivateBatch:
             limit = mechanism.max_queries
 
         if clip == "values":
-            def values(V):
-                v = loss.loss_values(V, self._idx, loss_clip=C)
-                # NaN never decides anything: it counts as the largest clipped loss
-                return np.nan_to_num(v, nan=C, posinf=C, neginf=0.0)
-
-            reference = float(np.sum(values(W)))
+            reference = float(np.sum(self._clipped_losses(W, C)))
 
             def decrease(V):
-                return reference - float(np.sum(values(V)))
+                return reference - float(np.sum(self._clipped_losses(V, C)))
         else:
             reference = loss.loss_values(W, self._idx)
 
