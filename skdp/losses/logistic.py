@@ -74,7 +74,7 @@ class MultinomialLogisticLoss(GLMLoss):
     def hessian_frobenius(cls, n_outputs=None, **params):
         return float(np.sqrt(0.5))
 
-    def _curvatures(self, W, hessian_clip, idx):
+    def _probabilities_and_clip(self, W, hessian_clip, idx):
         """``(p, c)``: probabilities and each example's clipping factor for ``A_i``."""
         p = softmax(self.design.decision(W, idx), axis=1)
         if hessian_clip is None:
@@ -88,13 +88,13 @@ class MultinomialLogisticLoss(GLMLoss):
         return p, c
 
     def hessian_matvec(self, W, V, hessian_clip=None, idx=None):
-        p, c = self._curvatures(W, hessian_clip, idx)
+        p, c = self._probabilities_and_clip(W, hessian_clip, idx)
         zv = self.design.decision(V, idx)
         R = p * zv - p * np.einsum("ij,ij->i", p, zv)[:, None]
         return self.design.weighted_sum(R * c[:, None], idx)
 
     def hessian(self, W, hessian_clip=None, idx=None):
-        p, c = self._curvatures(W, hessian_clip, idx)
+        p, c = self._probabilities_and_clip(W, hessian_clip, idx)
         P, K = self.coef_shape
         H = np.zeros((P * K, P * K))
         for k in range(K):  # K (K + 1) / 2 weighted Gram passes, none per example

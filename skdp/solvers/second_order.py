@@ -73,6 +73,7 @@ References
 """
 
 import math
+from collections import namedtuple
 from numbers import Integral, Real
 
 import numpy as np
@@ -107,6 +108,10 @@ T1_ROOT, T2_ROOT = (1.5 * _A - 3.0 * math.sqrt(_A * _A / 4.0 - 2.0 * C2_LS / 3.0
 BACKTRACK = 0.5  # beta_g = beta_H, above t1 / t2 = 0.19
 #: smoothness='auto' is L / SMOOTHNESS_SCALE + alpha, gd's step scale
 SMOOTHNESS_SCALE = 4.0
+
+
+#: the public constants of a run (see ``SecondOrder._constants``)
+_Constants = namedtuple("_Constants", "G M curvature hessian_clip eps_g eps_H")
 
 
 def min_decrease(step, G, M, tol_gradient, tol_hessian, curvature):
@@ -322,7 +327,7 @@ class SecondOrder(Solver):
     # -- public constants --------------------------------------------------
     @staticmethod
     def _constants(spec):
-        """``(G, M, curvature, hessian_clip, eps_g, eps_H)`` from public quantities."""
+        """The run's :data:`_Constants` from public quantities; every refusal is raised here."""
         o = spec.options
         if o["smoothness"] != "auto":
             G = float(o["smoothness"])
@@ -361,32 +366,32 @@ class SecondOrder(Solver):
             eps_H = float(o["tol_hessian"])
         else:
             eps_H = math.sqrt(M * eps_g) if curvature else 0.0
-        return G, M, curvature, hessian_clip, eps_g, eps_H
+        return _Constants(G, M, curvature, hessian_clip, eps_g, eps_H)
 
-    def _iterations(self, spec, initial_value):
-        G, M, curvature, _, eps_g, eps_H = self._constants(spec)
+    @staticmethod
+    def _iterations(spec, c, initial_value):
         o = spec.options
-        dec = min_decrease(o["step"], G, M, eps_g, eps_H, curvature)
+        dec = min_decrease(o["step"], c.G, c.M, c.eps_g, c.eps_H, c.curvature)
         T = max(1, math.ceil(max(0.0, float(initial_value)) / dec))   # eq. 6, f_low = 0
         cap = spec.max_iter if spec.max_iter is not None else o["iteration_cap"]
         return _phase_lengths(T, o["two_phase"], o["phase1_iter"], cap)
 
-    def _schedule(self, spec, phases, with_value):
+    @staticmethod
+    def _schedule(spec, c, phases, with_value):
         o = spec.options
-        _, _, curvature, _, _, _ = self._constants(spec)
         shares = ([o["phase1_share"], 1.0 - o["phase1_share"]] if len(phases) == 2 else [1.0])
         return _Schedule(spec, phases, shares, o["value_share"] if with_value else 0.0,
-                         curvature, o["step"] == "line_search", o["search_weight"],
+                         c.curvature, o["step"] == "line_search", o["search_weight"],
                          o["hessian_share"], o["max_hessians"])
 
     def plan(self, spec):
         """Fix the iteration bound from public quantities and calibrate the run; fix the filter."""
         o = spec.options
-        self._constants(spec)  # every refusal happens here, before the charge
+        c = self._constants(spec)  # every refusal happens here, before the charge
         public_start = spec.initial_value is not None
         initial = spec.initial_value if public_start else o["value_clip"]
-        phases = self._iterations(spec, initial)
-        schedule = self._schedule(spec, phases, not public_start)
+        phases = self._iterations(spec, c, initial)
+        schedule = self._schedule(spec, c, phases, not public_start)
         method = "pure" if spec.delta == 0 else "rdp"  # what the filter composes in
         u = calibrate(lambda u: schedule.tree(u, not public_start), spec.epsilon, spec.delta,
                       method=method)
@@ -416,11 +421,11 @@ class SecondOrder(Solver):
     def solve(self, queries, plan):
         """Run the phases until the noisy second-order test certifies a point."""
         spec, o = plan.spec, plan.spec.options
-        G, M, curvature, hessian_clip, eps_g, eps_H = self._constants(spec)
+        c = self._constants(spec)
         u = plan.noise_multiplier
         W = queries.initial_coef()
         phases = plan.details["phases"]
-        schedule = self._schedule(spec, phases, not plan.details["public_start"])
+        schedule = self._schedule(spec, c, phases, not plan.details["public_start"])
         if not plan.details["public_start"]:
             z_f = schedule.value_noise(u)
             C_f = float(o["value_clip"])
@@ -428,8 +433,8 @@ class SecondOrder(Solver):
             f_tilde += spec.penalty.value(W)
             sigma = z_f * C_f / spec.n_samples
             start_value = min(f_tilde + 3.0 * sigma, C_f + spec.penalty.value(W))
-            phases = self._iterations(spec, start_value)
-            schedule = self._schedule(spec, phases, False)
+            phases = self._iterations(spec, c, start_value)
+            schedule = self._schedule(spec, c, phases, False)
             u = self._recalibrate(queries, schedule)
         counts = {"gradient": 0, "curvature": 0, "hessian": 0, "reserve": 0}
         certified, n_iter, phase = False, 0, 0
@@ -441,8 +446,7 @@ class SecondOrder(Solver):
                 if not queries.affordable(Composed(schedule.parts(z))):
                     break  # float rounding at the very end of the budget: stop, never overrun
                 n_iter += 1
-                W, done = self._iteration(queries, schedule, z, W, G, M, hessian_clip,
-                                          eps_g, eps_H, counts, o)
+                W, done = self._iteration(queries, schedule, z, W, c, counts, o)
                 if done:
                     certified = True
                     break
@@ -450,8 +454,8 @@ class SecondOrder(Solver):
                 break
         attributes = {
             "certified_": certified,
-            "gradient_tolerance_": (1.0 + C1) * eps_g,
-            "curvature_tolerance_": (1.0 + C_HESS) * eps_H,
+            "gradient_tolerance_": (1.0 + C1) * c.eps_g,
+            "curvature_tolerance_": (1.0 + C_HESS) * c.eps_H,
             "n_gradient_steps_": counts["gradient"],
             "n_curvature_steps_": counts["curvature"],
             "n_hessian_evaluations_": counts["hessian"],
@@ -459,8 +463,7 @@ class SecondOrder(Solver):
         }
         return SolverResult(coef=W, n_iter=n_iter, attributes=attributes)
 
-    def _iteration(self, queries, schedule, z, W, G, M, hessian_clip, eps_g, eps_H,
-                   counts, o):
+    def _iteration(self, queries, schedule, z, W, c, counts, o):
         """One iteration of Algorithm 1 / 3; returns ``(W, certified)``."""
         spec = schedule.spec
         penalty = spec.penalty
@@ -478,9 +481,9 @@ class SecondOrder(Solver):
         # the phase's Hessians spent (or, by float rounding, the filter's last
         # crumb too small for one): no second-order test, a gradient step
         testable = hessian is None or (counts["reserve"] > 0 and queries.affordable(hessian))
-        if norm > eps_g or not testable:
+        if norm > c.eps_g or not testable:
             counts["gradient"] += 1
-            safe = 2.0 * (1.0 - C1 - C_G) / G if search is not None else 1.0 / G
+            safe = 2.0 * (1.0 - C1 - C_G) / c.G if search is not None else 1.0 / c.G
             step = self._step(batch, search, W, -g, safe, o, norm,
                               lambda gamma: C_G * gamma * norm * norm, spec)
             return W - step * g, False
@@ -489,14 +492,14 @@ class SecondOrder(Solver):
         counts["hessian"] += 1
         counts["reserve"] -= 1
         lam, p = queries.batch(hessian).noisy_hessian_eigenpair(
-            W, z[1], hessian_clip, public_diagonal=penalty.hessian_diagonal(W))
+            W, z[1], c.hessian_clip, public_diagonal=penalty.hessian_diagonal(W))
         if float(np.vdot(p, g)) > 0:
             p = -p  # eq. 5
-        if lam >= -eps_H:
+        if lam >= -c.eps_H:
             return W, True
         counts["curvature"] += 1
         size = abs(lam)
-        safe = T2_ROOT * size / M if search is not None else 2.0 * size / M
+        safe = T2_ROOT * size / c.M if search is not None else 2.0 * size / c.M
         step = self._step(batch, search, W, p, safe, o, 1.0,
                           lambda gamma: 0.5 * C_H * gamma * gamma * size, spec)
         return W + step * p, False
