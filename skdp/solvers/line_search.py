@@ -303,8 +303,8 @@ class LineSearch(Solver):
             retries = 0
             clipped_this_step = False
             while k is None and retries < o["max_retries"]:
-                retry_cost = Composed([budgets.gradient()])
-                if not (queries.affordable(retry_cost)):
+                retry_cost = budgets.gradient()
+                if not queries.affordable(retry_cost):
                     break
                 retries += 1
                 # CHEB: a second gradient on a fresh batch, at the current budget
