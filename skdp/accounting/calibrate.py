@@ -40,7 +40,7 @@ def calibrate(make_mechanism: Callable[[float], Mechanism], epsilon: float, delt
     tol : float, default=1e-4
         Relative tolerance on the noise multiplier: the result is at most a
         factor ``1 + tol`` above the smallest valid one.
-    method : {"auto", "rdp", "analytic", "pure"}, default="auto"
+    method : {"auto", "rdp", "analytic", "pure", "pld"}, default="auto"
         Passed to :func:`~skdp.accounting.get_epsilon`.
 
     Returns
@@ -59,7 +59,9 @@ def calibrate(make_mechanism: Callable[[float], Mechanism], epsilon: float, delt
     Notes
     -----
     The bracket is found by doubling or halving from 1 (clipped to
-    ``[lower, upper]``), then bisected on :math:`\log z`.  Each probe builds a
+    ``[lower, upper]``), or, for ``method`` 'auto' and 'pld', by steps of
+    1.25 down from the RDP calibration (an upper end, RDP being never
+    tighter), then bisected on :math:`\log z`.  Each probe builds a
     fresh mechanism and evaluates it with the same accountant code that
     charges it, so the calibrated mechanism passes the budget check.
 
@@ -97,13 +99,24 @@ def calibrate(make_mechanism: Callable[[float], Mechanism], epsilon: float, delt
             probes[z] = get_epsilon(mechanism, delta, method=method)
         return probes[z]
 
-    z = min(max(1.0, lower), cap)
+    z, factor = min(max(1.0, lower), cap), 2.0
+    if method in ("auto", "pld") and delta > 0:
+        # RDP is never tighter than PLD: its (cheap) calibration is a valid
+        # upper end, and the PLD root is near it, so the slow PLD probes stay
+        # away from tiny noise multipliers (whose distributions are wide).
+        try:
+            z_rdp = calibrate(make_mechanism, epsilon, delta, lower=lower, upper=upper,
+                              tol=tol, method="rdp")
+        except ValueError:
+            pass
+        else:
+            z, factor = z_rdp, 1.25
     if eps_of(z) <= epsilon:
         hi = z
         while True:
             if hi <= lower:
                 return lower
-            lo = max(hi / 2, lower)
+            lo = max(hi / factor, lower)
             if eps_of(lo) > epsilon:
                 break
             hi = lo

@@ -12,7 +12,9 @@ Steinke / Balle et al.:
 
 :func:`get_epsilon` reports the best *valid* epsilon among RDP, the exact
 analytic Gaussian mechanism (a composition of Gaussians without sampling is
-one Gaussian), and basic composition of pure-DP mechanisms.
+one Gaussian), basic composition of pure-DP mechanisms, and privacy loss
+distributions (:mod:`skdp.accounting.pld`; sampled and heterogeneous
+compositions).
 
 Neighbouring datasets are zero-out neighbours (one record replaced by a null
 record that contributes nothing; Kairouz et al. 2021): n is public, and
@@ -28,6 +30,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import optimize, special
 
+from . import pld as _pld
 from ._checks import check_delta
 from .mechanisms import (
     Composed,
@@ -520,7 +523,14 @@ def _analytic_gaussian_epsilon(mu: float, delta: float) -> float:
     return float(eps)
 
 
-_METHODS = ("auto", "rdp", "analytic", "pure")
+_METHODS = ("auto", "rdp", "analytic", "pure", "pld")
+# "auto" skips PLD accounting for trees with more distinct parts than this
+# (each part is its own distribution to discretise and compose); every other
+# method stays available, so the result is still a valid bound.
+_AUTO_PLD_MAX_PARTS = 16
+# Shares of delta tried for the PLD part when a tree also has parts that only
+# RDP can account for (any share is valid; the smallest epsilon is kept).
+_PLD_DELTA_SHARES = (0.5, 0.9, 0.1)
 
 
 def _epsilon_of_cost(cost: _Cost, delta: float, orders: tuple, method: str = "auto") -> float:
@@ -608,8 +618,11 @@ def get_epsilon(mechanism: Mechanism, delta: float, *, method: str = "auto",
         Any mechanism tree.
     delta : float
         Target delta in [0, 1).
-    method : {"auto", "rdp", "analytic", "pure"}, default="auto"
-        - ``"auto"``: the smallest of the valid bounds below that apply.
+    method : {"auto", "rdp", "analytic", "pure", "pld"}, default="auto"
+        - ``"auto"``: the smallest of the valid bounds below that apply
+          (PLD only at delta > 0, for trees that are not all unsampled
+          Gaussians, which are exact already, and with at most 16 distinct
+          parts).
         - ``"rdp"``: RDP curve and the tight conversion (``inf`` at delta 0).
         - ``"analytic"``: a tree of unsampled Gaussians is exactly one
           Gaussian with :math:`z = (\sum_t z_t^{-2})^{-1/2}`; its exact
@@ -618,6 +631,11 @@ def get_epsilon(mechanism: Mechanism, delta: float, *, method: str = "auto",
         - ``"pure"``: basic composition of pure-DP parts (valid at every
           delta >= 0; Poisson-sampled parts amplified by
           :math:`\log(1 + q(e^\varepsilon - 1))`).
+        - ``"pld"``: privacy loss distributions
+          (:mod:`skdp.accounting.pld`): the tightest for sampled and
+          heterogeneous compositions; parts with no PLD form (``ZCDP``,
+          ``GaussianSparseVector``, ``FilteredRDP``) are accounted by RDP
+          and added by basic composition.  Needs delta > 0.
     orders : array-like, default=DEFAULT_ORDERS
         Rényi orders used by the RDP route.
 
@@ -651,7 +669,43 @@ def get_epsilon(mechanism: Mechanism, delta: float, *, method: str = "auto",
     delta = _check_delta(delta)
     _check_method(method)
     key = _orders_key(orders)
-    return _epsilon_of_cost(_cost(mechanism, key), delta, key, method)
+    cost = _cost(mechanism, key)
+    if method == "pld":
+        if delta == 0:
+            raise ValueError("method='pld' needs delta > 0; use method='pure' for delta=0.")
+        eps = _pld_epsilon(mechanism, delta, key)
+        return math.inf if eps is None else eps
+    eps = _epsilon_of_cost(cost, delta, key, method)
+    if (method == "auto" and delta > 0 and not cost.is_gaussian
+            and _pld.split_for_pld(mechanism)[0] is not None
+            and _pld._distinct_parts(mechanism) <= _AUTO_PLD_MAX_PARTS):
+        pld_eps = _pld_epsilon(mechanism, delta, key)
+        if pld_eps is not None:
+            eps = min(eps, pld_eps)
+    return eps
+
+
+def _pld_epsilon(mechanism: Mechanism, delta: float, orders: tuple):
+    """Epsilon by PLD for the parts that have a PLD form, by RDP for the rest.
+
+    The two parts compose by basic composition (epsilons add, deltas add);
+    the delta is shared by each of ``_PLD_DELTA_SHARES`` and the smallest
+    total kept.  None when no part has a PLD form or its grid is too wide.
+    """
+    pld_part, rdp_part = _pld.split_for_pld(mechanism)
+    if pld_part is None:
+        return None
+    if rdp_part is None:
+        return _pld.pld_epsilon(pld_part, delta)
+    rest = _cost(rdp_part, orders)
+    best = None
+    for share in _PLD_DELTA_SHARES:
+        first = _pld.pld_epsilon(pld_part, delta * share)
+        if first is None:
+            return None
+        total = first + _epsilon_of_cost(rest, delta * (1 - share), orders)
+        best = total if best is None else min(best, total)
+    return best
 
 
 def _delta_of_cost(cost: _Cost, epsilon: float, orders: tuple) -> float:
@@ -694,4 +748,11 @@ def get_delta(mechanism: Mechanism, epsilon: float, *, orders=DEFAULT_ORDERS) ->
     if not epsilon >= 0:
         raise ValueError(f"epsilon must be >= 0, got {epsilon!r}.")
     key = _orders_key(orders)
-    return _delta_of_cost(_cost(mechanism, key), epsilon, key)
+    cost = _cost(mechanism, key)
+    delta = _delta_of_cost(cost, epsilon, key)
+    if (not cost.is_gaussian and _pld.split_for_pld(mechanism)[1] is None
+            and _pld._distinct_parts(mechanism) <= _AUTO_PLD_MAX_PARTS):
+        pld_delta = _pld.pld_delta(mechanism, epsilon)
+        if pld_delta is not None:
+            delta = min(delta, pld_delta)
+    return delta
