@@ -248,3 +248,39 @@ def test_exact_single_step_matches_quadrature():
     # the quadrature itself is accurate to about 1e-8 (relative)
     assert exact * (1 - 1e-7) <= pld <= exact * 1.001
     assert pld == pytest.approx(_sampled_gaussian_exact_delta(eps, q, z), rel=1e-9)
+
+
+# -- edge cases found by review ------------------------------------------------------
+def test_rate_one_is_no_sampling():
+    inner = Composed([Gaussian(1.0), Laplace(1.0)])
+    for method in ("auto", "pld"):
+        for tree, same in ((PoissonSampled(1.0, inner), inner),
+                           (Repeated(PoissonSampled(1.0, inner), 3), Repeated(inner, 3)),
+                           (PoissonSampled(0.5, Composed([PoissonSampled(1.0, inner)])),
+                            PoissonSampled(0.5, inner))):
+            assert get_epsilon(tree, 1e-5, method=method) == pytest.approx(
+                get_epsilon(same, 1e-5, method=method))
+    assert get_epsilon(PoissonSampled(1.0, inner), 1e-5) > get_epsilon(Gaussian(1.0), 1e-5)
+    assert get_delta(PoissonSampled(1.0, inner), 0.1) > 0.3
+
+
+@pytest.mark.parametrize("mechanism, at_least", [
+    (PureDP(709.8), 709.8 * 0.999),
+    (Laplace(1 / 709.8), 709.8 * 0.999),
+    (Repeated(PureDP(10.0), 100), 999.0),
+    (Composed([Gaussian(0.0325), SparseVector(0.01, 0.01)]), 500.0),
+    (Composed([Repeated(Gaussian(1.0), 1000), Laplace(100.0)]), 500.0),
+    (Composed([Gaussian(1e-7), Laplace(1.0)]), 1e6),
+], ids=["pure-709", "laplace-709", "pure-x100", "gaussian-0.03+svt", "gaussian-x1000+laplace",
+        "tiny-z"])
+def test_extreme_parameters_never_give_a_small_epsilon(mechanism, at_least):
+    assert get_epsilon(mechanism, 1e-5) >= at_least
+    pld = get_epsilon(mechanism, 1e-5, method="pld")
+    assert pld >= at_least and not math.isnan(pld)
+
+
+def test_get_delta_agrees_with_get_epsilon():
+    mechanism = _sampled(1e-4, 0.6, 10000)
+    eps = get_epsilon(mechanism, 1e-8)
+    assert eps < get_epsilon(mechanism, 1e-8, method="rdp")
+    assert get_delta(mechanism, eps) <= 1e-8 * (1 + 1e-6)
