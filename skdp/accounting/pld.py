@@ -630,44 +630,43 @@ _GRID_LADDER = (1e-2, 3e-3, 1e-3, 3e-4, 1e-4)
 _LADDER_RTOL = 1e-3
 
 
-@functools.lru_cache(maxsize=512)
-def pld_epsilon(mechanism: Mechanism, delta: float, grid=None):
-    """Epsilon of a tree with a PLD form at ``delta``; None if every grid is too wide.
+def _smallest_on_ladder(evaluate, converged):
+    """Smallest ``evaluate(grid)`` over the ladder, coarse to fine, until ``converged``.
 
-    With ``grid=None`` the grids of ``_GRID_LADDER`` are tried coarse to fine
-    until two successive epsilons agree to the second-order error estimate;
-    every grid gives a valid upper bound, and the smallest is returned.
+    Every grid gives a valid upper bound; grids too wide for the mechanism
+    are skipped.  None if every grid is.
     """
-    grids = _GRID_LADDER if grid is None else (float(grid),)
     best = previous = None
-    for h in grids:
+    for grid in _GRID_LADDER:
         try:
-            eps = PrivacyLossDistribution(mechanism, h).epsilon(delta)
+            value = evaluate(grid)
         except _TooWide:
             continue
-        if math.isnan(eps):  # pragma: no cover - epsilon() never returns NaN
-            continue
-        best = eps if best is None else min(best, eps)
-        if previous is not None and previous - eps <= 10 * (_LADDER_RTOL * eps + 1e-7):
+        best = value if best is None else min(best, value)
+        if previous is not None and converged(previous, value):
             break
-        previous = eps
+        previous = value
     return best
+
+
+@functools.lru_cache(maxsize=512)
+def pld_epsilon(mechanism: Mechanism, delta: float):
+    """Epsilon of a tree with a PLD form at ``delta``; None if every grid is too wide.
+
+    The grids of ``_GRID_LADDER`` are tried coarse to fine until two
+    successive epsilons agree to the second-order error estimate.
+    """
+    return _smallest_on_ladder(
+        lambda grid: PrivacyLossDistribution(mechanism, grid).epsilon(delta),
+        lambda coarse, fine: coarse - fine <= 10 * (_LADDER_RTOL * fine + 1e-7))
 
 
 def pld_delta(mechanism: Mechanism, epsilon: float):
-    """Delta of a tree with a PLD form at ``epsilon`` (the grids of ``_GRID_LADDER``).
+    """Delta of a tree with a PLD form at ``epsilon``; None if every grid is too wide.
 
-    Coarse to fine until two successive deltas agree to 1%; the smallest is
-    returned (each is an upper bound).  None if every grid is too wide.
+    The grids of ``_GRID_LADDER`` are tried coarse to fine until two
+    successive deltas agree to 1%.
     """
-    best = previous = None
-    for h in _GRID_LADDER:
-        try:
-            d = PrivacyLossDistribution(mechanism, h).delta(epsilon)
-        except _TooWide:
-            continue
-        best = d if best is None else min(best, d)
-        if previous is not None and previous - d <= 1e-2 * d:
-            break
-        previous = d
-    return best
+    return _smallest_on_ladder(
+        lambda grid: PrivacyLossDistribution(mechanism, grid).delta(epsilon),
+        lambda coarse, fine: coarse - fine <= 1e-2 * fine)
