@@ -28,6 +28,7 @@ __all__ = [
     "NONNEGATIVE",
     "POSITIVE_INT",
     "UNIT_INTERVAL_RIGHT_OPEN",
+    "UNIT_INTERVAL_OPEN",
     "RANDOM_STATE",
     "Interval",
     "StrOptions",
@@ -169,6 +170,7 @@ POSITIVE = Interval(Real, 0, None, closed="neither")
 NONNEGATIVE = Interval(Real, 0, None, closed="left")
 POSITIVE_INT = Interval(Integral, 1, None, closed="left")
 UNIT_INTERVAL_RIGHT_OPEN = Interval(Real, 0, 1, closed="left")
+UNIT_INTERVAL_OPEN = Interval(Real, 0, 1, closed="neither")
 RANDOM_STATE = [None, Interval(Integral, 0, None, closed="left"),
                 InstanceOf(np.random.RandomState, np.random.Generator,
                            name="a numpy RandomState or Generator")]

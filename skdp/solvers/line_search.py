@@ -63,13 +63,19 @@ from ..accounting import (
     SparseVector,
     calibrate,
 )
-from ..validation import POSITIVE, UNIT_INTERVAL_RIGHT_OPEN, Boolean, Interval, StrOptions
+from ..validation import (
+    POSITIVE,
+    POSITIVE_INT,
+    UNIT_INTERVAL_OPEN,
+    UNIT_INTERVAL_RIGHT_OPEN,
+    Boolean,
+    Interval,
+    StrOptions,
+)
 from ._base import Plan, Solver, SolverResult
 from ._registry import register_solver
 
 __all__ = ["LineSearch"]
-
-_UNIT_OPEN = Interval(Real, 0, 1, closed="neither")
 
 
 def _angle(u, v):
@@ -204,24 +210,24 @@ class LineSearch(Solver):
     option_constraints = {
         "eta0": [StrOptions({"auto"}), POSITIVE],
         "eta0_scale": [POSITIVE],
-        "armijo": [_UNIT_OPEN],
-        "backtrack": [_UNIT_OPEN],
-        "max_backtracks": [Interval(Integral, 1, None, closed="left")],
+        "armijo": [UNIT_INTERVAL_OPEN],
+        "backtrack": [UNIT_INTERVAL_OPEN],
+        "max_backtracks": [POSITIVE_INT],
         "loss_clip": [POSITIVE],
         "clip_loss": [StrOptions({"decrease", "values"})],
         "search_noise": [StrOptions({"laplace", "gaussian"})],
-        "search_share": [_UNIT_OPEN],
-        "planned_iter": [Interval(Integral, 1, None, closed="left")],
+        "search_share": [UNIT_INTERVAL_OPEN],
+        "planned_iter": [POSITIVE_INT],
         "budget_increase": [StrOptions({"angle", "always", "never"})],
         "increase": [POSITIVE],
         "max_retries": [Interval(Integral, 0, None, closed="left")],
         "angle_max": [POSITIVE],
         "angle_min": [POSITIVE],
         "angle_decay": [Interval(Real, 0, 1, closed="left")],
-        "reset_every": [Interval(Integral, 1, None, closed="left")],
+        "reset_every": [POSITIVE_INT],
         "reset_factor": [POSITIVE],
         "adaptive_clipping": [Boolean],
-        "clip_decay": [_UNIT_OPEN],
+        "clip_decay": [UNIT_INTERVAL_OPEN],
         "average": [UNIT_INTERVAL_RIGHT_OPEN],
     }
 

@@ -74,7 +74,7 @@ References
 
 import math
 from collections import namedtuple
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from scipy import optimize
@@ -87,14 +87,12 @@ from ..accounting import (
     SparseVector,
     calibrate,
 )
-from ..validation import POSITIVE, Boolean, Interval, StrOptions
+from ..validation import POSITIVE, POSITIVE_INT, UNIT_INTERVAL_OPEN, Boolean, Interval, StrOptions
 from ._base import Plan, Solver, SolverResult
 from ._registry import register_solver
 from .gd import default_learning_rate
 
 __all__ = ["SecondOrder"]
-
-_UNIT_OPEN = Interval(Real, 0, 1, closed="neither")
 
 # paper 004's constants, the notes' checked defaults (section 4)
 C1 = 0.25        # ||e_k|| <= c1 eps_g (eq. 9)
@@ -307,20 +305,20 @@ class SecondOrder(Solver):
     option_constraints = {
         "step": [StrOptions({"line_search", "short"})],
         "two_phase": [Boolean],
-        "phase1_share": [_UNIT_OPEN],
-        "phase1_iter": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
+        "phase1_share": [UNIT_INTERVAL_OPEN],
+        "phase1_iter": [StrOptions({"auto"}), POSITIVE_INT],
         "tol_gradient": [POSITIVE],
-        "iteration_cap": [None, Interval(Integral, 1, None, closed="left")],
+        "iteration_cap": [None, POSITIVE_INT],
         "tol_hessian": [StrOptions({"auto"}), POSITIVE],
         "max_step": [Interval(Real, 1, None, closed="neither")],
         "smoothness": [StrOptions({"auto"}), POSITIVE],
         "hessian_lipschitz": [StrOptions({"auto"}), POSITIVE],
         "hessian_clip": [StrOptions({"auto"}), POSITIVE],
         "value_clip": [POSITIVE],
-        "value_share": [_UNIT_OPEN],
+        "value_share": [UNIT_INTERVAL_OPEN],
         "search_weight": [POSITIVE],
-        "hessian_share": [_UNIT_OPEN],
-        "max_hessians": [None, Interval(Integral, 1, None, closed="left")],
+        "hessian_share": [UNIT_INTERVAL_OPEN],
+        "max_hessians": [None, POSITIVE_INT],
         "search_clip": [Interval(Real, 0, 1, closed="right")],
     }
 
