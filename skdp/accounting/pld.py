@@ -379,29 +379,19 @@ def _leaf_profile(m: Mechanism):
     return None
 
 
-def _inverse_square(z: float) -> float:
-    """1 / z^2 for a Gaussian part (a noise multiplier below 1e-6 has no useful PLD)."""
-    if z < 1e-6:
-        raise _TooWide
-    return 1.0 / (z * z)
+def _merged_gaussian(parts: dict):
+    """The one Gaussian that the unsampled Gaussians among ``parts`` compose into, or None.
 
-
-def _gaussian_parts(m: Mechanism):
-    """sum of 1/z^2 if ``m`` is a composition of unsampled Gaussians, else None."""
-    if isinstance(m, Gaussian):
-        return _inverse_square(m.noise_multiplier)
-    if isinstance(m, Repeated):
-        inner = _gaussian_parts(m.mechanism)
-        return None if inner is None else inner * m.count
-    if isinstance(m, Composed):
-        total = 0.0
-        for child in m.mechanisms:
-            part = _gaussian_parts(child)
-            if part is None:
-                return None
-            total += part
-        return total
-    return None
+    A composition of Gaussians with multipliers z_t is exactly one Gaussian
+    with multiplier (sum 1/z_t^2)^(-1/2).
+    """
+    inverse_square = 0.0
+    for part, count in parts.items():
+        if isinstance(part, Gaussian):
+            if part.noise_multiplier < 1e-6:  # no useful PLD (epsilon in the millions)
+                raise _TooWide
+            inverse_square += count / part.noise_multiplier ** 2
+    return Gaussian(inverse_square ** -0.5) if inverse_square > 0 else None
 
 
 # ---------------------------------------------------------------------------
@@ -409,11 +399,9 @@ def _gaussian_parts(m: Mechanism):
 # ---------------------------------------------------------------------------
 
 def _has_pld(m: Mechanism) -> bool:
-    if isinstance(m, (Composed,)):
+    if isinstance(m, Composed):
         return all(_has_pld(c) for c in m.mechanisms)
-    if isinstance(m, Repeated):
-        return _has_pld(m.mechanism)
-    if isinstance(m, PoissonSampled):
+    if isinstance(m, (Repeated, PoissonSampled)):
         return _has_pld(m.mechanism)
     return _leaf_profile(m) is not None
 
@@ -479,14 +467,10 @@ def _compose_pairs(a, b):
 def _pair(m: Mechanism, grid: float):
     """(remove, add) discrete distributions of a tree with a PLD form (None: no cost)."""
     groups = _groups(m)
-    # Unsampled Gaussians compose exactly into one Gaussian (sum of 1/z^2).
-    gauss = sum(count * _inverse_square(part.noise_multiplier)
-                for part, count in groups.items() if isinstance(part, Gaussian))
     parts = [(part, count) for part, count in groups.items() if not isinstance(part, Gaussian)]
-    if gauss > 0:
-        if not gauss < 1e12:
-            raise _TooWide
-        parts.insert(0, (Gaussian(gauss ** -0.5), 1))
+    gaussian = _merged_gaussian(groups)
+    if gaussian is not None:
+        parts.insert(0, (gaussian, 1))
     result = None
     for part, count in parts:
         one = _leaf_pair(part, grid)
@@ -518,17 +502,13 @@ def _profile(m: Mechanism, grid: float):
     leaf = _leaf_profile(m)
     if leaf is not None:
         return leaf
-    if isinstance(m, PoissonSampled):
+    if isinstance(m, PoissonSampled):  # rate < 1: _groups unwraps rate 1
         inner = m.mechanism
-        gauss = _gaussian_parts(inner)
-        if gauss is not None:
-            if not gauss < 1e12:
-                raise _TooWide
-            inner = Gaussian(gauss ** -0.5) if gauss > 0 else None
-        if inner is None:
+        parts = _groups(inner)
+        if not parts:
             return None
-        if m.rate >= 1.0:  # pragma: no cover - unwrapped by _groups
-            return _profile(inner, grid)
+        if all(isinstance(part, Gaussian) for part in parts):
+            inner = _merged_gaussian(parts)
         base = _leaf_profile(inner)
         if base is None:
             pair = _pair(inner, grid)

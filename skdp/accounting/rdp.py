@@ -676,24 +676,24 @@ def get_epsilon(mechanism: Mechanism, delta: float, *, method: str = "auto",
         eps = _pld_epsilon(mechanism, delta, key)
         return math.inf if eps is None else eps
     eps = _epsilon_of_cost(cost, delta, key, method)
-    if (method == "auto" and delta > 0 and not cost.is_gaussian
-            and _pld.split_for_pld(mechanism)[0] is not None
-            and _pld._distinct_parts(mechanism) <= _AUTO_PLD_MAX_PARTS):
-        pld_eps = _pld_epsilon(mechanism, delta, key)
+    if method == "auto" and delta > 0 and not cost.is_gaussian:
+        pld_eps = _pld_epsilon(mechanism, delta, key, max_parts=_AUTO_PLD_MAX_PARTS)
         if pld_eps is not None:
             eps = min(eps, pld_eps)
     return eps
 
 
-def _pld_epsilon(mechanism: Mechanism, delta: float, orders: tuple):
+def _pld_epsilon(mechanism: Mechanism, delta: float, orders: tuple, max_parts=None):
     """Epsilon by PLD for the parts that have a PLD form, by RDP for the rest.
 
     The two parts compose by basic composition (epsilons add, deltas add);
     the delta is shared by each of ``_PLD_DELTA_SHARES`` and the smallest
-    total kept.  None when no part has a PLD form or its grid is too wide.
+    total kept.  None when no part has a PLD form, the PLD part has more than
+    ``max_parts`` distinct parts, or its grid is too wide.
     """
     pld_part, rdp_part = _pld.split_for_pld(mechanism)
-    if pld_part is None:
+    if pld_part is None or (max_parts is not None
+                            and _pld._distinct_parts(pld_part) > max_parts):
         return None
     if rdp_part is None:
         return _pld.pld_epsilon(pld_part, delta)
