@@ -189,8 +189,8 @@ def test_get_delta_uses_pld():
     mechanism = _sampled(256 / 60000, 1.1, 14062)
     delta = get_delta(mechanism, 2.3817 * 1.01)
     assert delta <= 1e-5
-    assert get_delta(mechanism, 2.5) < get_delta(mechanism, 2.5, orders=[2.0, 8.0, 32.0]) or \
-        get_delta(mechanism, 2.5) < 1e-5
+    # RDP gives epsilon 2.597 at delta 1e-5, so its delta at 2.5 is above 1e-5
+    assert get_delta(mechanism, 2.5) < 1e-5
 
 
 # -- calibration ----------------------------------------------------------------
