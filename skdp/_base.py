@@ -43,12 +43,13 @@ from .validation import (
 )
 from ._seeding import noise_generator, seed_key
 from .accounting import BudgetAccountant, context_accountant, current_accountant, get_epsilon
-from .penalties import make_penalty
+from .penalties import PENALTIES, make_penalty
 from .solvers import (
     PrivateQueries,
     ProblemSpec,
     available_solvers,
     get_solver,
+    unmet_requirements,
 )
 
 __all__ = ["PrivateEstimatorMixin"]
@@ -156,12 +157,16 @@ class PrivateEstimatorMixin:
         raise NotImplementedError
 
     def _penalty(self, mask=None):
-        """The penalty object of ``penalty`` (ridge when the estimator has none) and ``alpha``."""
+        """The penalty object of ``penalty`` (ridge when the estimator has none), ``alpha``
+        and ``l1_ratio``."""
         name = getattr(self, "penalty", "l2")
-        alpha = self.alpha if isinstance(self.alpha, (int, float)) else 0.0
-        if name not in (None, "l2", "nonconvex"):  # invalid: reported by fit
+        alpha = self.alpha if isinstance(self.alpha, Real) else 0.0
+        l1_ratio = getattr(self, "l1_ratio", 0.15)
+        if not isinstance(l1_ratio, Real) or not 0 <= l1_ratio <= 1:
+            l1_ratio = 0.15  # invalid: reported by fit
+        if name is not None and name not in PENALTIES:  # invalid: reported by fit
             name = "l2"
-        return make_penalty(name, float(alpha), mask)
+        return make_penalty(name, float(alpha), mask, l1_ratio=float(l1_ratio))
 
     def _capabilities(self):
         """What the loss and the penalty offer solvers (see ``ProblemSpec.capabilities``)."""
@@ -174,7 +179,7 @@ class PrivateEstimatorMixin:
         if name not in valid:
             needs = ""
             try:
-                missing = sorted(get_solver(name).requires - self._capabilities())
+                missing = unmet_requirements(get_solver(name), self._capabilities())
                 needs = f" (it needs {missing}, which these parameters do not offer)"
             except ValueError:
                 pass

@@ -10,8 +10,16 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from ._base import PrivateEstimatorMixin
 from .losses import LinearDesign
+from .penalties import PENALTIES
+from .validation import Interval, StrOptions
 
 __all__ = ["PrivateLinearClassifier"]
+
+#: the penalty parameters both linear classifiers take
+PENALTY_CONSTRAINTS = {
+    "penalty": [None, StrOptions(set(PENALTIES))],
+    "l1_ratio": [Interval(numbers.Real, 0, 1, closed="both")],
+}
 
 _CLASSES_HOW = (
     "Pass the public set of labels as a 1-D list of at least 2 distinct labels of one "

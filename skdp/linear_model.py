@@ -3,8 +3,7 @@
 import numpy as np
 from scipy.special import expit, softmax
 
-from ._linear import PrivateLinearClassifier, public_classes
-from .validation import StrOptions
+from ._linear import PENALTY_CONSTRAINTS, PrivateLinearClassifier, public_classes
 from .losses import BinaryLogisticLoss, MultinomialLogisticLoss
 
 __all__ = ["DPLogisticRegression"]
@@ -22,10 +21,11 @@ class DPLogisticRegression(PrivateLinearClassifier):
         + r(W_{\text{coef}}),
         \qquad \tilde x_i = [s_i x_i, 1],\; s_i = \min(1, \text{data\_norm}/\|x_i\|_2),
 
-    with :math:`r(w) = \frac{\alpha}{2}\|w\|_2^2` (``penalty='l2'``) or the
-    non-convex :math:`r(w) = \sum_j \alpha w_j^2 / (1 + w_j^2)`
-    (``penalty='nonconvex'``), and a private solver that only ever sees
-    per-example gradients clipped to ``clip_norm`` plus calibrated noise.
+    with :math:`r(w) = \frac{\alpha}{2}\|w\|_2^2` (``penalty='l2'``),
+    :math:`\alpha\|w\|_1` (``'l1'``), the elastic net, or the non-convex
+    :math:`r(w) = \sum_j \alpha w_j^2 / (1 + w_j^2)` (``'nonconvex'``), and a
+    private solver that only ever sees per-example gradients clipped to
+    ``clip_norm`` plus calibrated noise.
 
     **Privacy guarantee.** The fitted model (``coef_``, ``intercept_``,
     ``n_iter_``) is (``epsilon``, ``delta``)-differentially private with
@@ -62,15 +62,24 @@ class DPLogisticRegression(PrivateLinearClassifier):
         **not private**: ``classes_`` reveals the set of labels present in
         the training data (a label held by a single record is revealed).
         Private deployments should pass ``classes``.
-    penalty : {'l2', 'nonconvex'} or None, default='l2'
-        The penalty (never applied to the intercept): ridge
-        :math:`\frac{\alpha}{2}\|w\|^2`; paper 004's non-convex
-        :math:`\sum_j \alpha w_j^2 / (1 + w_j^2)`, which shrinks small
-        weights like the ridge but leaves large ones alone (solvers that need
-        a convex objective are then not available; ``'second_order'`` is);
-        or None for none. A penalty reads no data and costs no privacy.
+    penalty : {'l2', 'l1', 'elasticnet', 'nonconvex'} or None, default='l2'
+        The penalty (never applied to the intercept), with the strengths of
+        :class:`~sklearn.linear_model.SGDClassifier`: ridge
+        :math:`\frac{\alpha}{2}\|w\|^2`; lasso :math:`\alpha\|w\|_1`
+        and the elastic net :math:`\alpha(\rho\|w\|_1 + \frac{1 -
+        \rho}{2}\|w\|^2)`, which set coefficients exactly to zero and are
+        taken by their proximal operator (``'gd'`` and ``'dual_averaging'``;
+        the solvers that need a smooth penalty are then not available);
+        paper 004's non-convex :math:`\sum_j \alpha w_j^2 / (1 + w_j^2)`,
+        which shrinks small weights like the ridge but leaves large ones
+        alone (solvers that need a convex objective are then not available;
+        ``'second_order'`` is); or None for none. A penalty reads no data
+        and costs no privacy.
     alpha : float, default=1e-4
         Strength of the penalty.
+    l1_ratio : float in [0, 1], default=0.15
+        The elastic-net mixing :math:`\rho` (``penalty='elasticnet'`` only):
+        1 is the lasso, 0 the ridge.
     fit_intercept : bool, default=True
         Whether to fit an intercept (a constant feature 1, clipped with the
         rest of the gradient).
@@ -179,6 +188,7 @@ class DPLogisticRegression(PrivateLinearClassifier):
         classes=None,
         penalty="l2",
         alpha=1e-4,
+        l1_ratio=0.15,
         fit_intercept=True,
         clip_norm=1.0,
         data_norm=1.0,
@@ -195,6 +205,7 @@ class DPLogisticRegression(PrivateLinearClassifier):
         self.classes = classes
         self.penalty = penalty
         self.alpha = alpha
+        self.l1_ratio = l1_ratio
         self.fit_intercept = fit_intercept
         self.clip_norm = clip_norm
         self.data_norm = data_norm
@@ -205,7 +216,7 @@ class DPLogisticRegression(PrivateLinearClassifier):
         self.random_state = random_state
         self.verbose = verbose
 
-    _specific_constraints = {"penalty": [None, StrOptions({"l2", "nonconvex"})]}
+    _specific_constraints = PENALTY_CONSTRAINTS
 
     def _loss_capabilities(self):
         classes = public_classes(self.classes) if self.classes is not None else None

@@ -1,11 +1,18 @@
 r"""Penalties: data-independent terms of the objective, shared by every solver.
 
 A penalty never touches data: it adds no sensitivity and costs no privacy.
-Each states its value, gradient, Hessian (diagonal for the penalties here),
+Each states its value, its gradient and Hessian (diagonal for the penalties
+here) where it is smooth, its proximal operator where it has a closed form,
 its public constants (smoothness, strong convexity, Lipschitz constant of
-the Hessian) and its capabilities, which solvers may require as
-``'penalty:<capability>'`` (see :func:`skdp.solvers.available_solvers`).
+the Hessian) and its capabilities (``'smooth'``, ``'hessian'``,
+``'convex'``, ``'strongly_convex'``, ``'prox'``), which solvers may require
+as ``'penalty:<capability>'`` (see :func:`skdp.solvers.available_solvers`).
 The intercept is never penalised: ``mask`` is False on its row.
+
+Strengths follow :class:`sklearn.linear_model.SGDClassifier`: ``'l2'`` is
+:math:`\frac{\alpha}{2}\|w\|_2^2`, ``'l1'`` is :math:`\alpha\|w\|_1` and
+``'elasticnet'`` is :math:`\alpha(\rho\|w\|_1 + \frac{1-\rho}{2}\|w\|_2^2)`
+with :math:`\rho` = ``l1_ratio``.
 """
 
 from dataclasses import dataclass
@@ -13,7 +20,8 @@ from typing import Optional
 
 import numpy as np
 
-__all__ = ["L2Penalty", "NonConvexPenalty", "make_penalty", "PENALTIES"]
+__all__ = ["L2Penalty", "L1Penalty", "ElasticNetPenalty", "NonConvexPenalty", "make_penalty",
+           "PENALTIES"]
 
 #: max over w of |r'''(w)| / alpha for r(w) = alpha w^2 / (1 + w^2): the
 #: maximum of 24 |w (1 - w^2)| / (1 + w^2)^4, 4.66856 at |w| = 0.3249 (rounded up)
@@ -38,8 +46,8 @@ class L2Penalty:
 
     @property
     def capabilities(self):
-        """``{'smooth', 'convex', 'hessian'}``, plus ``'strongly_convex'`` when ``alpha > 0``."""
-        base = {"smooth", "convex", "hessian"}
+        """``{'smooth', 'convex', 'hessian', 'prox'}``, plus ``'strongly_convex'`` when ``alpha > 0``."""
+        base = {"smooth", "convex", "hessian", "prox"}
         return frozenset(base | {"strongly_convex"} if self.alpha > 0 else base)
 
     @property
@@ -68,6 +76,98 @@ class L2Penalty:
     def hessian_diagonal(self, W):
         """The (diagonal) Hessian at ``W``, shaped like ``W``."""
         return self.alpha * self._masked(np.ones_like(W, dtype=np.float64))
+
+    def prox(self, V, step):
+        r"""``argmin_W step * r(W) + ||W - V||^2 / 2``: :math:`V / (1 + \text{step}\,\alpha)`.
+
+        ``step`` is a scalar or an array shaped like ``V`` (one step per coordinate).
+        """
+        return V / (1.0 + self._masked(step * self.alpha * np.ones_like(V)))
+
+
+def _soft_threshold(V, threshold):
+    return np.sign(V) * np.maximum(np.abs(V) - threshold, 0.0)
+
+
+@dataclass(frozen=True, eq=False)
+class ElasticNetPenalty:
+    r"""The elastic net :math:`\alpha\big(\rho\|W_{pen}\|_1 + \frac{1-\rho}{2}\|W_{pen}\|_2^2\big)`.
+
+    Not smooth when :math:`\rho > 0`; solvers handle it by its closed-form
+    proximal operator (soft thresholding, then shrinking), which sets
+    coefficients exactly to zero. Data-independent and free.
+
+    Parameters
+    ----------
+    alpha : float
+        Strength (public).
+    l1_ratio : float in [0, 1]
+        :math:`\rho`: 1 is the lasso penalty :math:`\alpha\|w\|_1`, 0 the
+        ridge penalty.
+    mask : ndarray of bool or None
+        True where the penalty applies (the intercept row is False); None
+        penalises every coefficient.
+    """
+
+    alpha: float
+    l1_ratio: float = 0.15
+    mask: Optional[np.ndarray] = None
+
+    @property
+    def capabilities(self):
+        """``{'convex', 'prox'}``, plus ``'strongly_convex'`` when the ridge part is > 0."""
+        base = {"convex", "prox"}
+        return frozenset(base | {"strongly_convex"} if self.strong_convexity > 0 else base)
+
+    @property
+    def smoothness(self):
+        """None: not differentiable at 0 (use the proximal operator)."""
+        return None
+
+    @property
+    def strong_convexity(self):
+        return float(self.alpha) * (1.0 - float(self.l1_ratio))
+
+    @property
+    def hessian_lipschitz(self):
+        return None
+
+    def _masked(self, W):
+        return W if self.mask is None else W * self.mask
+
+    def value(self, W):
+        Wp = self._masked(W)
+        l1 = float(np.sum(np.abs(Wp)))
+        l2 = 0.5 * float(np.sum(Wp * Wp))
+        return float(self.alpha) * (self.l1_ratio * l1 + (1.0 - self.l1_ratio) * l2)
+
+    def prox(self, V, step):
+        r"""``argmin_W step * r(W) + ||W - V||^2 / 2``, coordinate-wise:
+        :math:`\mathrm{soft}(v, s\alpha\rho) / (1 + s\alpha(1 - \rho))`.
+
+        ``step`` is a scalar or an array shaped like ``V`` (one step per
+        coordinate); unpenalised coordinates are returned unchanged.
+        """
+        s = self._masked(step * np.ones_like(V, dtype=np.float64))
+        shrunk = _soft_threshold(V, s * self.alpha * self.l1_ratio)
+        return shrunk / (1.0 + s * self.alpha * (1.0 - self.l1_ratio))
+
+
+def L1Penalty(alpha, mask=None):
+    r"""The lasso penalty :math:`\alpha\|W_{pen}\|_1`: an :class:`ElasticNetPenalty` with ``l1_ratio=1``.
+
+    Parameters
+    ----------
+    alpha : float
+        Strength (public).
+    mask : ndarray of bool or None
+        True where the penalty applies; None penalises every coefficient.
+
+    Returns
+    -------
+    ElasticNetPenalty
+    """
+    return ElasticNetPenalty(alpha, 1.0, mask)
 
 
 @dataclass(frozen=True, eq=False)
@@ -130,24 +230,35 @@ class NonConvexPenalty:
         return self._masked(2.0 * self.alpha * (1.0 - 3.0 * sq) / (1.0 + sq) ** 3)
 
 
-#: ``penalty=`` name -> class (None is the ridge penalty with alpha = 0)
-PENALTIES = {"l2": L2Penalty, "nonconvex": NonConvexPenalty}
+#: the ``penalty=`` names an estimator accepts (None is the ridge penalty with alpha = 0)
+PENALTIES = ("l2", "l1", "elasticnet", "nonconvex")
 
 
-def make_penalty(name, alpha, mask=None):
-    """The penalty object of an estimator's ``penalty`` and ``alpha`` parameters.
+def make_penalty(name, alpha, mask=None, l1_ratio=0.15):
+    """The penalty object of an estimator's ``penalty``, ``alpha`` and ``l1_ratio``.
 
     Parameters
     ----------
-    name : {'l2', 'nonconvex'} or None
+    name : {'l2', 'l1', 'elasticnet', 'nonconvex'} or None
         None means no penalty.
     alpha : float
     mask : ndarray of bool or None
+    l1_ratio : float, default=0.15
+        Used by 'elasticnet' only.
 
     Returns
     -------
-    L2Penalty or NonConvexPenalty
+    L2Penalty, ElasticNetPenalty or NonConvexPenalty
     """
+    alpha = float(alpha)
     if name is None:
         return L2Penalty(0.0, mask)
-    return PENALTIES[name](float(alpha), mask)
+    if name == "l2":
+        return L2Penalty(alpha, mask)
+    if name == "l1":
+        return L1Penalty(alpha, mask)
+    if name == "elasticnet":
+        return ElasticNetPenalty(alpha, float(l1_ratio), mask)
+    if name == "nonconvex":
+        return NonConvexPenalty(alpha, mask)
+    raise ValueError(f"Unknown penalty {name!r}; choose one of {list(PENALTIES)} or None.")

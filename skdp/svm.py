@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from ._linear import PrivateLinearClassifier
+from ._linear import PENALTY_CONSTRAINTS, PrivateLinearClassifier
 from .validation import POSITIVE, StrOptions
 from .losses import HINGE_LOSSES
 
@@ -22,14 +22,14 @@ HINGE_LINE_SEARCH_ARMIJO = 0.3
 class DPLinearSVC(PrivateLinearClassifier):
     r"""Linear support vector classifier with (epsilon, delta)-differential privacy.
 
-    Minimises an L2-penalised hinge-family loss of the margin
+    Minimises a penalised hinge-family loss of the margin
     :math:`m_{ik} = s_{ik}\, w_k^\top \tilde x_i` (one-vs-rest for more than
     two classes, :math:`s_{ik} = \pm 1`)
 
     .. math::
 
         \min_{W} \frac{1}{n}\sum_{i=1}^n \sum_k \ell(m_{ik})
-        + \frac{\alpha}{2}\|W_{\text{coef}}\|_2^2,
+        + r(W_{\text{coef}}),
         \qquad \tilde x_i = [s_i x_i, 1],\; s_i = \min(1, \text{data\_norm}/\|x_i\|_2),
 
     with a private solver that only ever sees per-example gradients clipped
@@ -95,8 +95,19 @@ class DPLinearSVC(PrivateLinearClassifier):
         Width ``h > 0`` of the smoothed hinge (used by ``'smooth_hinge'``
         only). Smaller is closer to the hinge but less smooth: the 'auto'
         step size of gradient solvers shrinks with ``h``.
+    penalty : {'l2', 'l1', 'elasticnet', 'nonconvex'} or None, default='l2'
+        The penalty :math:`r` (never applied to the intercept), with the
+        strengths of :class:`~sklearn.linear_model.SGDClassifier`: ridge
+        :math:`\frac{\alpha}{2}\|w\|^2`; lasso :math:`\alpha\|w\|_1`
+        and the elastic net :math:`\alpha(\rho\|w\|_1 + \frac{1 -
+        \rho}{2}\|w\|^2)` (sparse models; taken by their proximal operator,
+        with ``'gd'`` and ``'dual_averaging'``); paper 004's non-convex
+        :math:`\sum_j \alpha w_j^2 / (1 + w_j^2)`; or None. A penalty reads
+        no data and costs no privacy.
     alpha : float, default=1e-4
-        Strength of the L2 penalty (not applied to the intercept).
+        Strength of the penalty.
+    l1_ratio : float in [0, 1], default=0.15
+        The elastic-net mixing :math:`\rho` (``penalty='elasticnet'`` only).
     fit_intercept : bool, default=True
         Whether to fit an intercept (a constant feature 1, clipped with the
         rest of the gradient).
@@ -238,7 +249,9 @@ class DPLinearSVC(PrivateLinearClassifier):
         classes=None,
         loss="smooth_hinge",
         smoothing=1.5,
+        penalty="l2",
         alpha=1e-4,
+        l1_ratio=0.15,
         fit_intercept=True,
         clip_norm=1.0,
         data_norm=1.0,
@@ -255,7 +268,9 @@ class DPLinearSVC(PrivateLinearClassifier):
         self.classes = classes
         self.loss = loss
         self.smoothing = smoothing
+        self.penalty = penalty
         self.alpha = alpha
+        self.l1_ratio = l1_ratio
         self.fit_intercept = fit_intercept
         self.clip_norm = clip_norm
         self.data_norm = data_norm
@@ -269,6 +284,7 @@ class DPLinearSVC(PrivateLinearClassifier):
     _specific_constraints = {
         "loss": [StrOptions(HINGE_LOSSES)],
         "smoothing": [POSITIVE],
+        **PENALTY_CONSTRAINTS,
     }
 
     def _loss_capabilities(self):

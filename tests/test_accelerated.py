@@ -99,7 +99,7 @@ def test_registered_and_available_for_logistic_regression():
     for name in SOLVERS:
         assert name in names
         assert get_solver(name).requires == {
-            "gradient", "smooth", "convex", "penalty:strongly_convex"}
+            "gradient", "smooth", "convex", "penalty:smooth", "penalty:strongly_convex"}
     assert get_solver("nesterov").options["budget_split"] == "optimal"
     assert get_solver("multistage_nesterov").options["budget_split"] == "optimal"
     assert get_solver("heavy_ball").options["budget_split"] == "uniform"

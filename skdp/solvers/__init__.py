@@ -7,7 +7,13 @@ A solver is ``plan(spec) -> Plan`` (public quantities only) and
 
 from ._base import L2Penalty, Plan, ProblemSpec, Solver, SolverResult
 from ._queries import PrivateBatch, PrivateQueries, QueryBudgetError
-from ._registry import available_solvers, get_solver, register_solver, unregister_solver
+from ._registry import (
+    available_solvers,
+    get_solver,
+    register_solver,
+    unmet_requirements,
+    unregister_solver,
+)
 from . import gd  # noqa: F401  (registers 'gd')
 from . import accelerated  # noqa: F401  (registers 'heavy_ball', 'nesterov', 'multistage_nesterov')
 from . import line_search  # noqa: F401  (registers 'line_search')
@@ -25,5 +31,6 @@ __all__ = [
     "available_solvers",
     "get_solver",
     "register_solver",
+    "unmet_requirements",
     "unregister_solver",
 ]

@@ -104,7 +104,9 @@ class ProblemSpec:
     @property
     def objective_smoothness(self):
         """Public smoothness of loss plus penalty, or None."""
-        return None if self.smoothness is None else self.smoothness + self.penalty.smoothness
+        if self.smoothness is None or self.penalty.smoothness is None:
+            return None
+        return self.smoothness + self.penalty.smoothness
 
     @property
     def convex_objective(self):

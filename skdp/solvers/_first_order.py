@@ -11,8 +11,12 @@ At step t the solver queries a noisy clipped gradient at a point and moves:
     x_{t+1} = x_t - a_t \tilde g_t + \beta_t (x_t - x_{t-1}) \ \text{(heavy ball)},
 
 with ``r`` the penalty; plain gradient descent is heavy ball with
-:math:`\beta_t = 0`. Momentum restarts set :math:`x_{t-1} := x_t`. Moving is
-post-processing of the noisy gradients: it costs no privacy.
+:math:`\beta_t = 0`. Momentum restarts set :math:`x_{t-1} := x_t`. A penalty
+that is not smooth (L1, elastic net) is not differentiated but applied by
+its proximal operator after the step, :math:`x_{t+1} :=
+\mathrm{prox}_{a_t r}(x_{t+1})` (proximal gradient descent; with momentum,
+FISTA-like). Moving is post-processing of the noisy gradients: it costs no
+privacy.
 """
 
 import numpy as np
@@ -46,6 +50,7 @@ def noisy_first_order(queries, plan, *, steps, noise_multipliers, momenta=None,
     coef : ndarray
     """
     penalty = plan.spec.penalty
+    proximal = "smooth" not in penalty.capabilities
     T = len(steps)
     x = queries.initial_coef()
     x_prev = x
@@ -56,11 +61,15 @@ def noisy_first_order(queries, plan, *, steps, noise_multipliers, momenta=None,
             x_prev = x
         beta = 0.0 if momenta is None else momenta[t]
         point = x + beta * (x - x_prev) if nesterov else x
-        g = queries.noisy_gradient(point, noise_multipliers[t]) + penalty.gradient(point)
+        g = queries.noisy_gradient(point, noise_multipliers[t])
+        if not proximal:
+            g = g + penalty.gradient(point)
         if nesterov:
             x_new = point - steps[t] * g
         else:
             x_new = x - steps[t] * g + beta * (x - x_prev) if beta else x - steps[t] * g
+        if proximal:
+            x_new = penalty.prox(x_new, steps[t])
         x_prev, x = x, x_new
         if t + 1 > tail_start:
             tail_sum += x

@@ -2,7 +2,8 @@
 
 import threading
 
-__all__ = ["register_solver", "unregister_solver", "get_solver", "available_solvers"]
+__all__ = ["register_solver", "unregister_solver", "get_solver", "available_solvers",
+           "unmet_requirements"]
 
 _REGISTRY = {}
 _LOCK = threading.Lock()
@@ -73,6 +74,32 @@ def get_solver(name):
         ) from None
 
 
+def unmet_requirements(solver, capabilities):
+    """The requirements of ``solver`` that ``capabilities`` do not meet.
+
+    Parameters
+    ----------
+    solver : Solver
+        Its ``requires`` holds capability names, and tuples of names of
+        which any one suffices (e.g. ``('penalty:smooth', 'penalty:prox')``:
+        a smooth penalty or one with a proximal operator).
+    capabilities : iterable of str
+        What the loss and the penalty offer (``ProblemSpec.capabilities``).
+
+    Returns
+    -------
+    unmet : list of str
+        Sorted; an unmet alternative is written ``'a or b'``.
+    """
+    caps = set(capabilities)
+    unmet = []
+    for requirement in solver.requires:
+        options = (requirement,) if isinstance(requirement, str) else tuple(requirement)
+        if not caps.intersection(options):
+            unmet.append(" or ".join(sorted(options)))
+    return sorted(unmet)
+
+
 def _capabilities(estimator):
     if isinstance(estimator, type):
         estimator = estimator()
@@ -100,4 +127,4 @@ def available_solvers(estimator=None):
     if estimator is None:
         return sorted(solvers)
     caps = _capabilities(estimator)
-    return sorted(name for name, s in solvers.items() if set(s.requires) <= set(caps))
+    return sorted(name for name, s in solvers.items() if not unmet_requirements(s, caps))

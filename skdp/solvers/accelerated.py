@@ -281,7 +281,8 @@ class _Accelerated(Solver):
         Largest T considered when ``max_iter`` is None.
     """
 
-    requires = frozenset({"gradient", "smooth", "convex", "penalty:strongly_convex"})
+    requires = frozenset({"gradient", "smooth", "convex", "penalty:smooth",
+                         "penalty:strongly_convex"})
     option_constraints = _COMMON_CONSTRAINTS
     paper = ("001: Kuru, Birbil, Gürbüzbalaban, Yildirim, 'Differentially Private "
              "Accelerated Optimization Algorithms', SIAM J. Optim. 2022")

@@ -61,7 +61,9 @@ def default_learning_rate(spec, learning_rate, scale=1.0):
     scale``: ``c / L_\ell`` when the penalty is weak, and never more than
     ``1 / alpha``, so the penalty's contraction ``1 - \eta \alpha`` stays in
     [0, 1) for every penalty strength (a plain ``c / (L_\ell + \alpha)``
-    diverges once ``c > 2``, e.g. ``alpha >= 1`` on unit-norm rows).
+    diverges once ``c > 2``, e.g. ``alpha >= 1`` on unit-norm rows). A
+    penalty that is not smooth is taken by its proximal operator, stable
+    for every step: the step is then :math:`c / L_\ell`.
     """
     if learning_rate != "auto":
         return float(learning_rate)
@@ -71,7 +73,8 @@ def default_learning_rate(spec, learning_rate, scale=1.0):
             "data_norm (a bound on the row norms) and a smooth loss; set data_norm, or "
             "pass solver_params={'learning_rate': <float>}."
         )
-    return 1.0 / (spec.smoothness / scale + spec.penalty.smoothness)
+    penalty_smoothness = spec.penalty.smoothness or 0.0  # None: a proximal step
+    return 1.0 / (spec.smoothness / scale + penalty_smoothness)
 
 
 class GradientDescent(Solver):
@@ -96,7 +99,7 @@ class GradientDescent(Solver):
 
     name = "gd"
     paper = "baseline (Bassily et al. 2014; Abadi et al. 2016)"
-    requires = frozenset({"gradient"})
+    requires = frozenset({"gradient", ("penalty:smooth", "penalty:prox")})
     options = {"learning_rate": "auto", "average": 0.0}
     option_constraints = {
         "learning_rate": [StrOptions({"auto"}), POSITIVE],

@@ -197,7 +197,7 @@ class LineSearch(Solver):
 
     name = "line_search"
     paper = "002 (Chen & Lee 2020, DP-BLSGD)"
-    requires = frozenset({"gradient", "values"})
+    requires = frozenset({"gradient", "values", "penalty:smooth"})
     options = {
         "eta0": "auto", "eta0_scale": 64.0, "armijo": 0.5, "backtrack": 0.8,
         "max_backtracks": 40, "loss_clip": 1.0, "clip_loss": "decrease",
