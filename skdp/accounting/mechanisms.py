@@ -33,6 +33,7 @@ __all__ = [
     "GaussianSparseVector",
     "FilteredRDP",
     "PoissonSampled",
+    "Activated",
     "Composed",
     "Repeated",
     "mechanism_from_dict",
@@ -526,6 +527,55 @@ class PoissonSampled(Mechanism):
 
 
 @dataclass(frozen=True, slots=True)
+class Activated(Mechanism):
+    r"""A mechanism run only when a public coin comes up heads.
+
+    With probability ``probability`` (a coin independent of the data, whose
+    outcome is released) ``mechanism`` runs; otherwise nothing that depends
+    on the data is released.  This is one step of a node in a decentralised
+    algorithm whose activation is visible to every observer (paper 003):
+    the step costs nothing when the record's node is idle.
+
+    Parameters
+    ----------
+    probability : float
+        :math:`p \in (0, 1]`: the largest chance that the record's part of
+        the data is active in one step (1 runs ``mechanism`` always).
+    mechanism : Mechanism
+        What runs when active (e.g. a Poisson-sampled Gaussian on the
+        node's records).
+
+    Notes
+    -----
+    The coin is released, so the pair of output distributions is the
+    mixture of the pairs of each branch (public-coin mixture): with
+    :math:`D_\alpha` the Rényi divergence of ``mechanism``,
+
+    .. math::
+
+        e^{(\alpha - 1) R(\alpha)} = (1 - p) + p\, e^{(\alpha - 1) D_\alpha},
+
+    exactly (the divergence of a pair sharing a released coin is the
+    coin-average of the exponentiated branch divergences), and the privacy
+    profile is :math:`\delta(\varepsilon) = p\,\delta_M(\varepsilon)` for
+    :math:`\varepsilon \ge 0` (the idle branch has identical outputs).
+    Unlike :class:`PoissonSampled`, an observer learns when the record
+    could have been used, so the amplification is weaker: about a factor
+    :math:`p` on the composed Rényi divergence instead of :math:`p^2`.
+    """
+
+    probability: float
+    mechanism: Mechanism
+
+    def __post_init__(self):
+        p = _real(self.probability, "probability", "Activated")
+        if p > 1:
+            raise ValueError(f"Activated: probability must be in (0, 1], got {p!r}.")
+        object.__setattr__(self, "probability", p)
+        _mechanism(self.mechanism, "Activated")
+
+
+@dataclass(frozen=True, slots=True)
 class Composed(Mechanism):
     """Several mechanisms run one after the other on the same data.
 
@@ -573,7 +623,7 @@ class Repeated(Mechanism):
 _REGISTRY = {
     cls.__name__: cls
     for cls in (Gaussian, Laplace, PureDP, ZCDP, SparseVector, GaussianSparseVector,
-                FilteredRDP, PoissonSampled, Composed, Repeated)
+                FilteredRDP, PoissonSampled, Activated, Composed, Repeated)
 }
 
 

@@ -75,6 +75,7 @@ from scipy import fft as sp_fft
 from scipy import special
 
 from .mechanisms import (
+    Activated,
     Composed,
     Gaussian,
     Laplace,
@@ -335,6 +336,21 @@ class _Profile:
         rng = (-half_range[0], half_range[1])
         return cls(excess, excess, rng, rng)
 
+    def activated(self, p: float) -> "_Profile":
+        r"""Run with probability p by a released coin: the excess scales by p in both
+        directions (the idle branch's excess is 0), over the same loss range."""
+        inner_remove, inner_add = self.remove, self.add
+
+        def remove(eps):
+            return p * inner_remove(eps)
+
+        def add(eps):
+            return p * inner_add(eps)
+
+        if inner_add is inner_remove:
+            add = remove
+        return _Profile(remove, add, self.remove_range, self.add_range)
+
     def sampled(self, q: float) -> "_Profile":
         r"""Poisson subsampling at rate q (remove: (qA+(1-q)B, B); add: (B, qA+(1-q)B))."""
         log1mq = math.log1p(-q)
@@ -401,7 +417,7 @@ def _merged_gaussian(parts: dict):
 def _has_pld(m: Mechanism) -> bool:
     if isinstance(m, Composed):
         return all(_has_pld(c) for c in m.mechanisms)
-    if isinstance(m, (Repeated, PoissonSampled)):
+    if isinstance(m, (Repeated, PoissonSampled, Activated)):
         return _has_pld(m.mechanism)
     return _leaf_profile(m) is not None
 
@@ -448,8 +464,9 @@ def _groups(m: Mechanism, count: int = 1, out=None) -> dict:
     elif isinstance(m, Composed):
         for child in m.mechanisms:
             _groups(child, count, out)
-    elif isinstance(m, PoissonSampled) and m.rate >= 1.0:
-        _groups(m.mechanism, count, out)  # no sampling
+    elif (isinstance(m, PoissonSampled) and m.rate >= 1.0
+          or isinstance(m, Activated) and m.probability >= 1.0):
+        _groups(m.mechanism, count, out)  # no sampling, always active
     else:
         out[m] = out.get(m, 0) + count
     return out
@@ -503,22 +520,30 @@ def _profile(m: Mechanism, grid: float):
     if leaf is not None:
         return leaf
     if isinstance(m, PoissonSampled):  # rate < 1: _groups unwraps rate 1
-        inner = m.mechanism
-        parts = _groups(inner)
-        if not parts:
-            return None
-        if all(isinstance(part, Gaussian) for part in parts):
-            inner = _merged_gaussian(parts)
-        base = _leaf_profile(inner)
-        if base is None:
-            pair = _pair(inner, grid)
-            if pair is None:
-                return None
-            remove, add = pair
-            base = _Profile(remove.profile_excess, add.profile_excess,
-                            remove.support, add.support)
-        return base.sampled(m.rate)
+        base = _inner_profile(m.mechanism, grid)
+        return None if base is None else base.sampled(m.rate)
+    if isinstance(m, Activated):  # probability < 1: _groups unwraps probability 1
+        base = _inner_profile(m.mechanism, grid)
+        return None if base is None else base.activated(m.probability)
     return None  # Composed / Repeated trees are composed as distributions in _pair
+
+
+def _inner_profile(inner: Mechanism, grid: float):
+    """The profile of the mechanism inside a wrapper (None: no cost)."""
+    parts = _groups(inner)
+    if not parts:
+        return None
+    if all(isinstance(part, Gaussian) for part in parts):
+        inner = _merged_gaussian(parts)
+    base = _profile(inner, grid)
+    if base is None:
+        pair = _pair(inner, grid)
+        if pair is None:
+            return None
+        remove, add = pair
+        base = _Profile(remove.profile_excess, add.profile_excess,
+                        remove.support, add.support)
+    return base
 
 
 class PrivacyLossDistribution:

@@ -40,6 +40,7 @@ from .mechanisms import (
     Laplace,
     Mechanism,
     PoissonSampled,
+    Activated,
     PureDP,
     Repeated,
     SparseVector,
@@ -407,11 +408,27 @@ def _compute_cost(m: Mechanism, orders: tuple) -> _Cost:
         return _cost(m.mechanism, orders).scaled(m.count)
     if isinstance(m, PoissonSampled):
         return _sampled_cost(m, orders)
+    if isinstance(m, Activated):
+        return _activated_cost(m, orders)
     raise NotImplementedError(
         f"The accountant does not support the mechanism {type(m).__name__} ({m!r}); "
         "supported: Gaussian, Laplace, PureDP, ZCDP, SparseVector, GaussianSparseVector, "
-        "FilteredRDP, PoissonSampled, Composed, Repeated."
+        "FilteredRDP, PoissonSampled, Activated, Composed, Repeated."
     )
+
+
+def _activated_cost(m: Activated, orders: tuple) -> _Cost:
+    inner = _cost(m.mechanism, orders)
+    p = m.probability
+    if p == 1.0 or (not inner.other and inner.gauss == 0 and inner.pure == 0):
+        return inner
+    a = np.asarray(orders, dtype=float)
+    # log((1 - p) + p exp((a - 1) R)) / (a - 1), without overflow (R may be inf)
+    with np.errstate(over="ignore", invalid="ignore"):
+        rdp = np.logaddexp(math.log1p(-p), math.log(p) + (a - 1) * inner.rdp) / (a - 1)
+    rdp = np.where(np.isinf(inner.rdp), np.inf, rdp)
+    # the worst branch keeps the inner pure epsilon (exact for pure DP)
+    return _Cost(np.minimum(rdp, inner.rdp), 0.0, inner.pure, inner.other or not inner.is_pure)
 
 
 def _sampled_cost(m: PoissonSampled, orders: tuple) -> _Cost:

@@ -54,6 +54,24 @@ _SQ_LO = 2.0 ** -800
 _EXTREME = {np.dtype(np.float32): 2.0 ** 40, np.dtype(np.float64): 2.0 ** 200}
 
 
+#: a few sparse rows (one node's sample) are gathered into a dense array up
+#: to this many entries: scipy's fancy indexing costs far more than the products
+_DENSE_GATHER = 1 << 18
+
+
+def _dense_rows(X, idx):
+    """Rows ``idx`` of a CSR matrix as a dense array (for a handful of rows)."""
+    if X.format != "csr":
+        X = sp.csr_matrix(X)
+    starts = X.indptr[idx]
+    lengths = X.indptr[np.asarray(idx) + 1] - starts
+    ends = np.cumsum(lengths)
+    entries = np.repeat(starts - (ends - lengths), lengths) + np.arange(ends[-1] if len(ends) else 0)
+    out = np.zeros((len(idx), X.shape[1]), dtype=X.dtype)
+    out[np.repeat(np.arange(len(idx)), lengths), X.indices[entries]] = X.data[entries]
+    return out
+
+
 def _csr_row_sums(values, indptr):
     """Sum of ``values`` (aligned with a CSR ``data``) over each row."""
     n = len(indptr) - 1
@@ -285,6 +303,8 @@ class LinearDesign:
         if idx is None:
             return self.X, self.row_scale
         scale = None if self.row_scale is None else self.row_scale[idx]
+        if sp.issparse(self.X) and len(idx) * self.n_features <= _DENSE_GATHER:
+            return _dense_rows(self.X, idx), scale
         return self.X[idx], scale
 
     def decision(self, W, idx=None):

@@ -89,7 +89,7 @@ class GLMLoss:
     """
 
     #: properties a solver may require (see ``skdp.solvers.register_solver``)
-    capabilities = frozenset({"gradient", "values", "smooth", "convex"})
+    capabilities = frozenset({"gradient", "grouped_gradient", "values", "smooth", "convex"})
     curvature_bound = None
     #: bound on the loss's third derivative along a unit direction of the
     #: linear predictor (None: not three times differentiable)
@@ -136,12 +136,51 @@ class GLMLoss:
         -------
         G : ndarray of shape ``coef_shape``, float64
         """
-        Z = self.design.decision(W, idx)
+        R = self._clipped_residuals(self.design.decision(W, idx), idx, clip_norm, norm)
+        return self.design.weighted_sum(R, idx)
+
+    def _clipped_residuals(self, Z, idx, clip_norm, norm):
         with np.errstate(over="ignore", invalid="ignore"):
             R = self._residuals(Z, self._y(idx))
         # rows of norm 0 (no intercept) have gradient 0: limit 0
         limit = clip_norm * self.design.inverse_row_norms(norm, idx)
-        return self.design.weighted_sum(clip_rows(R, limit, norm), idx)
+        return clip_rows(R, limit, norm)
+
+    def clipped_grad_sums(self, Ws, idx, groups, clip_norm, norm=2):
+        """Per-group sums of clipped per-example gradients, each group at its own parameters.
+
+        Row ``idx[j]`` belongs to group ``groups[j]`` and its gradient is taken
+        at ``Ws[groups[j]]``: one pass over the gathered rows for all groups
+        (``X[idx] @ [W_1 ... W_k]``, then one weighted sum), no loop over
+        groups or examples.
+
+        Parameters
+        ----------
+        Ws : ndarray of shape ``(k,) + coef_shape``
+        idx : ndarray of int of shape (m,)
+            Rows to use (may be empty).
+        groups : ndarray of int of shape (m,)
+            Group of each row, in ``[0, k)``.
+        clip_norm : float
+            Per-example gradient norm bound (the sensitivity of each group's sum).
+        norm : {1, 2}
+
+        Returns
+        -------
+        G : ndarray of shape ``(k,) + coef_shape``, float64
+        """
+        Ws = np.asarray(Ws, dtype=np.float64)
+        k, P = Ws.shape[0], Ws.shape[1]
+        K = 1 if self.n_outputs is None else self.n_outputs
+        m = len(idx)
+        stacked = np.moveaxis(Ws.reshape(k, P, K), 0, 1).reshape(P, k * K)
+        rows = np.arange(m)
+        Z = self.design.decision(stacked, idx).reshape(m, k, K)[rows, groups]
+        R = self._clipped_residuals(Z if K > 1 else Z[:, 0], idx, clip_norm, norm)
+        placed = np.zeros((m, k, K))
+        placed[rows, groups] = R.reshape(m, K)
+        G = self.design.weighted_sum(placed.reshape(m, k * K), idx)
+        return np.moveaxis(G.reshape(P, k, K), 1, 0).reshape(Ws.shape)
 
     def grad_sum(self, W, idx=None):
         """Unclipped gradient sum (non-private; for diagnostics and tests)."""

@@ -6,7 +6,7 @@ A solver is ``plan(spec) -> Plan`` (public quantities only) and
 """
 
 from ._base import L2Penalty, Plan, ProblemSpec, Solver, SolverResult
-from ._queries import PrivateBatch, PrivateQueries, QueryBudgetError
+from ._queries import PrivateBatch, PrivateQueries, PrivateShards, QueryBudgetError
 from ._registry import (
     available_solvers,
     get_solver,
@@ -18,12 +18,14 @@ from . import gd  # noqa: F401  (registers 'gd')
 from . import accelerated  # noqa: F401  (registers 'heavy_ball', 'nesterov', 'multistage_nesterov')
 from . import line_search  # noqa: F401  (registers 'line_search')
 from . import second_order  # noqa: F401  (registers 'second_order')
+from . import dual_averaging  # noqa: F401  (registers 'dual_averaging')
 
 __all__ = [
     "L2Penalty",
     "Plan",
     "PrivateBatch",
     "PrivateQueries",
+    "PrivateShards",
     "ProblemSpec",
     "QueryBudgetError",
     "Solver",

@@ -34,7 +34,10 @@ class ProblemSpec:
     coef_shape : tuple of int
         Shape of the parameter array the solver returns.
     loss_capabilities : frozenset of str
-        What the loss states it is: 'gradient', 'smooth', 'convex', 'hessian',
+        What the loss states it is: 'gradient', 'grouped_gradient' (clipped
+        gradient sums of several groups of rows, each at its own
+        parameters: the per-node queries of decentralised solvers),
+        'smooth', 'convex', 'hessian',
         'values' (per-example loss values, clippable to [0, C], for
         queries such as AboveThreshold on loss decreases).
     smoothness : float or None

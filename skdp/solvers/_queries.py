@@ -16,6 +16,13 @@ draws the batch and charges everything that will run on it *once*, as
 ``PoissonSampled(rate, Composed(...))`` (the costs on one sample are composed
 first and amplified once); the :class:`PrivateBatch` it returns runs those
 queries on that batch.
+
+Decentralised solvers see the data as shards held by simulated nodes:
+:meth:`PrivateQueries.shards` splits the records over the nodes, and each
+:meth:`PrivateShards.round` draws which nodes are active (a public coin),
+draws each active node's Poisson sample of its records, and returns one
+noisy clipped gradient per active node, charged as
+``Activated(p, PoissonSampled(rate, noise))``.
 """
 
 from collections import Counter
@@ -25,6 +32,7 @@ from scipy import linalg as sla
 from scipy.sparse import linalg as spla
 
 from ..accounting import (
+    Activated,
     BudgetError,
     Composed,
     GaussianSparseVector,
@@ -34,7 +42,7 @@ from ..accounting import (
     SparseVector,
 )
 
-__all__ = ["PrivateQueries", "PrivateBatch", "QueryBudgetError"]
+__all__ = ["PrivateQueries", "PrivateBatch", "PrivateShards", "QueryBudgetError"]
 
 
 class QueryBudgetError(RuntimeError):
@@ -197,6 +205,29 @@ class PrivateQueries:
         """
         base = self._spec.noise(noise_multiplier, 1.0)
         return self.batch(base, sampling_rate).noisy_gradient(W, noise_multiplier)
+
+    def shards(self, n_nodes, seed, local_batch_size=1.0):
+        """Split the records evenly over ``n_nodes`` nodes, at random by a public seed.
+
+        The split reads no data (n is public): record positions are permuted
+        by ``numpy.random.default_rng(seed)`` and cut into ``n_nodes`` parts
+        whose sizes differ by at most one.
+
+        Parameters
+        ----------
+        n_nodes : int
+            Number of nodes, ``1 <= n_nodes <= n_samples``.
+        seed : int
+            Public seed of the split.
+        local_batch_size : float, default=1.0
+            Expected number of records an active node samples per round
+            (the paper's one record); see :meth:`PrivateShards.round`.
+
+        Returns
+        -------
+        PrivateShards
+        """
+        return PrivateShards(self, n_nodes, seed, local_batch_size)
 
     @property
     def ran(self):
@@ -451,3 +482,105 @@ class PrivateBatch:
             if decrease(W_k) + float(offset) + noise() >= threshold:
                 return k
         return None
+
+
+class PrivateShards:
+    """The records split over simulated nodes: noisy per-node gradients at active nodes.
+
+    Built by :meth:`PrivateQueries.shards`. Node ``i`` holds ``sizes[i]``
+    records (public); in every :meth:`round` an active node samples each of
+    its records independently with probability ``local_batch_size /
+    sizes[i]`` (a Poisson sample, drawn as a binomial count and a uniform
+    subset of that size, which has the same law) and releases the sum of
+    their clipped gradients plus noise, over ``local_batch_size``.
+
+    Privacy of one round for one record (zero-out neighbours): only its own
+    node's message depends on it, so the round is its node's Poisson-sampled
+    noisy sum when the node is active and nothing otherwise. Activation is
+    a public coin independent of the data (observers see who gossips): the
+    round costs ``Activated(p, PoissonSampled(rate, noise))`` with ``p`` the
+    largest chance that one node is active and ``rate`` the largest
+    sampling rate over the nodes.
+    """
+
+    def __init__(self, queries, n_nodes, seed, local_batch_size):
+        n = queries.n_samples
+        n_nodes = int(n_nodes)
+        if not 1 <= n_nodes <= n:
+            raise ValueError(f"shards: need 1 <= n_nodes <= n_samples = {n}, got {n_nodes}.")
+        if not (local_batch_size > 0 and np.isfinite(local_batch_size)):
+            raise ValueError(
+                f"shards: local_batch_size must be a finite number > 0, got {local_batch_size!r}.")
+        self._queries = queries
+        self.n_nodes = n_nodes
+        self.local_batch_size = float(local_batch_size)
+        self._order = np.random.default_rng(seed).permutation(n)
+        self.sizes = np.full(n_nodes, n // n_nodes, dtype=np.int64)
+        self.sizes[: n % n_nodes] += 1
+        self._offsets = np.concatenate([[0], np.cumsum(self.sizes)])
+        self._rates = np.minimum(1.0, self.local_batch_size / self.sizes)
+
+    @property
+    def sampling_rate(self):
+        """The largest per-record sampling rate of one round (public)."""
+        return float(self._rates.max())
+
+    def round_cost(self, base, activation_probability):
+        """The per-record cost of one round whose active nodes run ``base`` on their sample."""
+        rate = self.sampling_rate
+        inner = base if rate >= 1.0 else PoissonSampled(rate, base)
+        return inner if activation_probability >= 1.0 else Activated(
+            float(activation_probability), inner)
+
+    def _sample(self, active):
+        """Poisson samples of the active nodes' records: (record positions, node slot of each)."""
+        rng = self._queries._rng
+        sizes = self.sizes[active]
+        counts = rng.binomial(sizes, self._rates[active])
+        slots = np.repeat(np.arange(len(active)), counts)
+        pos = rng.integers(0, sizes[slots]) if slots.size else np.zeros(0, dtype=np.int64)
+        # i.i.d. positions that are distinct are a uniform subset; a node with a
+        # repeat redraws its subset without replacement (the same law)
+        if counts.size and counts.max() > 1:
+            width = int(sizes.max()) + 1
+            keys, repeats = np.unique(slots * width + pos, return_counts=True)
+            for j in np.unique(keys[repeats > 1] // width):  # rare: nodes, not examples
+                pos[slots == j] = rng.choice(sizes[j], counts[j], replace=False)
+        return self._offsets[active][slots] + pos, slots
+
+    def round(self, activation, node_coef, noise_multiplier):
+        """One round: draw the active nodes, their samples, and their noisy gradients.
+
+        Parameters
+        ----------
+        activation : object
+            Public activation scheme with ``probability`` (the largest chance
+            that a node is active in a round) and ``draw(rng) -> (active,
+            mixing)`` (the active nodes, sorted, and any public quantities the
+            solver needs, e.g. gossip weights). The draw is made here, once
+            per charged round.
+        node_coef : ndarray of shape ``(n_nodes,) + spec.coef_shape``
+            Every node's current parameters (public: functions of released
+            messages); the active nodes' gradients are taken at theirs.
+        noise_multiplier : float
+            Gaussian (``delta > 0``) or Laplace (``delta = 0``) multiplier.
+
+        Returns
+        -------
+        active : ndarray of int
+        mixing : object
+            What ``activation.draw`` returned beside the active nodes.
+        gradients : ndarray of shape ``(len(active),) + spec.coef_shape``
+            ``(sum of the sample's clipped gradients + noise) / local_batch_size``.
+        """
+        q = self._queries
+        spec = q._spec
+        base = spec.noise(noise_multiplier, 1.0)
+        q._consume(self.round_cost(base, activation.probability))
+        active, mixing = activation.draw(q._rng)
+        records, slots = self._sample(active)
+        C = spec.clip_norm
+        G = q._loss.clipped_grad_sums(np.asarray(node_coef)[active], self._order[records],
+                                      slots, C, norm=base.sensitivity_norm)
+        G += base.sample(q._rng, C, G.shape)
+        return active, mixing, G / self.local_batch_size
