@@ -289,6 +289,10 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         # (Adult: 0.846). The bounded sigmoid loss has flat basins where a
         # noisy walk can end, the inverted one included (0.08-0.95 by seed,
         # with gd too). Both reach 0.83 on Adult (tests/test_second_order.py).
+        # dual_averaging splits the rows over 20 nodes that each add their own
+        # noise: on 300 rows (15 per node) it is the majority class or little
+        # more (logistic, 3 classes, seeds 0-5: 0.33-0.86); Adult: 0.84.
         tags.classifier_tags.poor_score = (
-            self.solver == "second_order" or getattr(self, "loss", None) == "sigmoid")
+            self.solver in ("second_order", "dual_averaging")
+            or getattr(self, "loss", None) == "sigmoid")
         return tags

@@ -17,6 +17,16 @@ import skdp
                           skdp.DPLogisticRegression(solver="second_order"),
                           skdp.DPLogisticRegression(penalty="nonconvex", solver="second_order"),
                           skdp.DPLinearSVC(loss="sigmoid", solver="second_order"),
-                          skdp.DPMatrixSensing(solver="second_order")])
+                          skdp.DPMatrixSensing(solver="second_order"),
+                          # sparse penalties (proximal gd) and paper 003's dual averaging
+                          skdp.DPLogisticRegression(penalty="l1"),
+                          skdp.DPLinearSVC(penalty="elasticnet", loss="hinge"),
+                          skdp.DPLinearSVC(penalty="nonconvex"),
+                          skdp.DPLinearSVC(penalty=None),
+                          skdp.DPLogisticRegression(solver="dual_averaging"),
+                          skdp.DPLogisticRegression(solver="dual_averaging",
+                                                    penalty="elasticnet"),
+                          skdp.DPLinearSVC(solver="dual_averaging", loss="hinge"),
+                          skdp.DPLinearSVC(solver="dual_averaging", penalty="l1")])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
