@@ -639,11 +639,18 @@ def clipping_off():
     def unclipped_sum(self, W, clip_norm, idx=None, norm=2, **kwargs):
         return self.grad_sum(W, idx)
 
+    def unclipped_residuals(self, Z, idx, clip_norm, norm):
+        # the per-group sums of decentralised solvers (clipped_grad_sums)
+        return self._residuals(Z, self._y(idx))
+
     with contextlib.ExitStack() as stack:
         stack.enter_context(mock.patch.object(_design.LinearDesign, "__init__",
                                               unclipped_design))
         for cls in _loss_classes():
             stack.enter_context(mock.patch.object(cls, "clipped_grad_sum", unclipped_sum))
+            if hasattr(cls, "_clipped_residuals"):
+                stack.enter_context(mock.patch.object(cls, "_clipped_residuals",
+                                                      unclipped_residuals))
         stack.enter_context(cached_calibration())
         # unclipped fits may overflow: that is the point of the control
         stack.enter_context(np.errstate(over="ignore", invalid="ignore"))
