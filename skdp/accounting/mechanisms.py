@@ -70,6 +70,14 @@ def _count(value: Any, name: str, owner: str, *, minimum: int) -> int:
     return value
 
 
+def _probability(value: Any, name: str, owner: str) -> float:
+    """Validate a probability in (0, 1]."""
+    p = _real(value, name, owner)
+    if p > 1:
+        raise ValueError(f"{owner}: {name} must be in (0, 1], got {p!r}.")
+    return p
+
+
 def _mechanism(value: Any, owner: str) -> "Mechanism":
     if not isinstance(value, Mechanism):
         raise ValueError(
@@ -519,10 +527,7 @@ class PoissonSampled(Mechanism):
     mechanism: Mechanism
 
     def __post_init__(self):
-        rate = _real(self.rate, "rate", "PoissonSampled")
-        if rate > 1:
-            raise ValueError(f"PoissonSampled: rate must be in (0, 1], got {rate!r}.")
-        object.__setattr__(self, "rate", rate)
+        object.__setattr__(self, "rate", _probability(self.rate, "rate", "PoissonSampled"))
         _mechanism(self.mechanism, "PoissonSampled")
 
 
@@ -568,10 +573,8 @@ class Activated(Mechanism):
     mechanism: Mechanism
 
     def __post_init__(self):
-        p = _real(self.probability, "probability", "Activated")
-        if p > 1:
-            raise ValueError(f"Activated: probability must be in (0, 1], got {p!r}.")
-        object.__setattr__(self, "probability", p)
+        object.__setattr__(self, "probability",
+                           _probability(self.probability, "probability", "Activated"))
         _mechanism(self.mechanism, "Activated")
 
 

@@ -42,7 +42,7 @@ from ..accounting import (
     SparseVector,
 )
 
-__all__ = ["PrivateQueries", "PrivateBatch", "PrivateShards", "QueryBudgetError"]
+__all__ = ["PrivateQueries", "PrivateBatch", "PrivateShards", "QueryBudgetError", "round_cost"]
 
 
 class QueryBudgetError(RuntimeError):
@@ -484,6 +484,19 @@ class PrivateBatch:
         return None
 
 
+def round_cost(base, sampling_rate, activation_probability):
+    """One shard round's per-record cost: ``base`` on a Poisson sample, behind a public coin.
+
+    ``Activated(p, PoissonSampled(rate, base))``, without the wrappers that
+    are no-ops (rate or probability 1). What :meth:`PrivateShards.round`
+    charges, and what a solver plans with.
+    """
+    inner = base if sampling_rate >= 1.0 else PoissonSampled(float(sampling_rate), base)
+    if activation_probability >= 1.0:
+        return inner
+    return Activated(float(activation_probability), inner)
+
+
 class PrivateShards:
     """The records split over simulated nodes: noisy per-node gradients at active nodes.
 
@@ -524,13 +537,6 @@ class PrivateShards:
     def sampling_rate(self):
         """The largest per-record sampling rate of one round (public)."""
         return float(self._rates.max())
-
-    def round_cost(self, base, activation_probability):
-        """The per-record cost of one round whose active nodes run ``base`` on their sample."""
-        rate = self.sampling_rate
-        inner = base if rate >= 1.0 else PoissonSampled(rate, base)
-        return inner if activation_probability >= 1.0 else Activated(
-            float(activation_probability), inner)
 
     def _sample(self, active):
         """Poisson samples of the active nodes' records: (record positions, node slot of each)."""
@@ -576,7 +582,7 @@ class PrivateShards:
         q = self._queries
         spec = q._spec
         base = spec.noise(noise_multiplier, 1.0)
-        q._consume(self.round_cost(base, activation.probability))
+        q._consume(round_cost(base, self.sampling_rate, activation.probability))
         active, mixing = activation.draw(q._rng)
         records, slots = self._sample(active)
         C = spec.clip_norm

@@ -64,15 +64,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ..accounting import (
-    Activated,
-    Gaussian,
-    Laplace,
-    PoissonSampled,
-    Repeated,
-    calibrate,
-    get_epsilon,
-)
+from ..accounting import Repeated, calibrate, get_epsilon, noise_mechanism
 from ..validation import (
     POSITIVE,
     POSITIVE_INT,
@@ -82,6 +74,7 @@ from ..validation import (
     StrOptions,
 )
 from ._base import Plan, Solver, SolverResult
+from ._queries import round_cost
 from ._registry import register_solver
 
 __all__ = ["DualAveraging", "EdgeGossip", "NodeGossip", "paper_noise_multiplier"]
@@ -276,18 +269,15 @@ def paper_noise_multiplier(n_steps, activation, records_per_node, epsilon, delta
         records_per_node * epsilon)
 
 
+def _rounds(key, n_steps, z):
+    """``n_steps`` rounds at noise multiplier z; ``key = (probability, rate, delta)``."""
+    probability, rate, delta = key
+    return Repeated(round_cost(noise_mechanism(delta)(z), rate, probability), n_steps)
+
+
 @functools.lru_cache(maxsize=128)
-def _calibrated(make_key, n_steps, epsilon, delta):
-    probability, rate, pure = make_key
-    return calibrate(lambda z: Repeated(_round_cost(probability, rate, pure, z), n_steps),
-                     epsilon, delta)
-
-
-def _round_cost(probability, rate, pure, z):
-    """One round's per-record cost (see :meth:`PrivateShards.round_cost`)."""
-    base = Laplace(z) if pure else Gaussian(z)
-    inner = base if rate >= 1.0 else PoissonSampled(rate, base)
-    return inner if probability >= 1.0 else Activated(probability, inner)
+def _calibrated(key, n_steps, epsilon, delta):
+    return calibrate(lambda z: _rounds(key, n_steps, z), epsilon, delta)
 
 
 class DualAveraging(Solver):
@@ -401,7 +391,7 @@ class DualAveraging(Solver):
         expected_records = gossip.mean_probability * n_nodes * min(batch, smallest)
         T = (int(spec.max_iter) if spec.max_iter is not None
              else max(1, math.ceil(opts["n_epochs"] * spec.n_samples / expected_records)))
-        key = (gossip.probability, rate, spec.delta == 0)
+        key = (gossip.probability, rate, float(spec.delta))
         if opts["calibration"] == "paper":
             if batch != 1.0:
                 raise ValueError(
@@ -409,7 +399,7 @@ class DualAveraging(Solver):
                     f"take one record per round; pass local_batch_size=1 (got {batch:g}).")
             z = paper_noise_multiplier(T, gossip.mean_probability, smallest, spec.epsilon,
                                        opts["paper_delta0"])
-            spent = get_epsilon(Repeated(_round_cost(*key, z), T), spec.delta)
+            spent = get_epsilon(_rounds(key, T, z), spec.delta)
             if not spent <= spec.epsilon:
                 T_min = math.ceil(5 * smallest ** 2 * spec.epsilon ** 2
                                   / (4 * gossip.mean_probability ** 2))
@@ -433,7 +423,7 @@ class DualAveraging(Solver):
         gamma = opts["gamma"]
         if gamma == "auto":
             gamma = DEFAULT_GAMMA[schedule] * spec.clip_norm
-        return Plan(spec=spec, mechanism=Repeated(_round_cost(*key, z), T), n_iter=T,
+        return Plan(spec=spec, mechanism=_rounds(key, T, z), n_iter=T,
                     noise_multiplier=z,
                     details={"gossip": gossip, "schedule": schedule, "gamma": float(gamma),
                              "gamma_intercept": INTERCEPT_GAMMA * spec.clip_norm})
