@@ -55,11 +55,13 @@ def test_hinge_and_squared_hinge_values_and_derivatives():
     loss, values, grads = _loss(HingeLoss, m)
     np.testing.assert_allclose(values, np.maximum(0, 1 - m))
     np.testing.assert_allclose(grads, [-1, -1, -1, -1, 0, 0])   # subgradient 0 at the kink
-    assert loss.capabilities == {"gradient", "values", "convex"} and loss.smoothness() is None
+    assert loss.capabilities == {"gradient", "grouped_gradient", "values", "convex"}
+    assert loss.smoothness() is None
     loss, values, grads = _loss(SquaredHingeLoss, m)
     np.testing.assert_allclose(values, np.maximum(0, 1 - m) ** 2)
     np.testing.assert_allclose(grads, -2 * np.maximum(0, 1 - m))
-    assert loss.capabilities == {"gradient", "values", "smooth", "convex", "hessian"}
+    assert loss.capabilities == {"gradient", "grouped_gradient", "values", "smooth", "convex",
+                                 "hessian"}
     assert loss.curvature_bound == 2.0
 
 
@@ -121,10 +123,11 @@ def binary_data():
 
 def test_capabilities_follow_the_loss():
     # what the loss states, and the solvers it admits (public API)
-    assert HINGE_LOSSES["hinge"].capabilities == {"gradient", "values", "convex"}
+    base = {"gradient", "grouped_gradient", "values", "convex"}
+    assert HINGE_LOSSES["hinge"].capabilities == base
     for loss in ("squared_hinge", "smooth_hinge"):
-        assert HINGE_LOSSES[loss].capabilities == {"gradient", "values", "smooth", "convex", "hessian"}
-    assert available_solvers(DPLinearSVC(loss="hinge")) == ["gd", "line_search"]
+        assert HINGE_LOSSES[loss].capabilities == base | {"smooth", "hessian"}
+    assert available_solvers(DPLinearSVC(loss="hinge")) == ["dual_averaging", "gd", "line_search"]
     smooth_only = set(available_solvers(DPLinearSVC())) - set(
         available_solvers(DPLinearSVC(loss="hinge")))
     assert "gd" in available_solvers(DPLinearSVC(loss="hinge"))
