@@ -23,6 +23,7 @@ from skdp.accounting import (
 )
 from skdp.solvers import PrivateQueries, get_solver
 from skdp.solvers.dual_averaging import EdgeGossip, NodeGossip, paper_noise_multiplier
+from skdp.solvers import _queries
 
 # -- the Activated mechanism --------------------------------------------------------
 
@@ -96,7 +97,12 @@ def _shards(n, n_nodes, batch, seed=0):
     return PrivateQueries(None, plan, np.random.default_rng(seed)).shards(n_nodes, 7, batch)
 
 
-def test_each_record_is_poisson_sampled_at_the_charged_rate():
+@pytest.mark.parametrize("route", ["coin_per_record", "count_and_subset"])
+def test_each_record_is_poisson_sampled_at_the_charged_rate(route, monkeypatch):
+    # few records on the active nodes take one coin each; many, a binomial
+    # count and a uniform subset: both must be the same Poisson sample
+    limit = 10**6 if route == "coin_per_record" else 0
+    monkeypatch.setattr(_queries, "_BERNOULLI_RECORDS", limit)
     shards = _shards(n=103, n_nodes=10, batch=3.0)
     assert shards.sizes.sum() == 103 and set(shards.sizes) == {10, 11}
     assert shards.sampling_rate == pytest.approx(0.3)

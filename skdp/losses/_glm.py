@@ -173,14 +173,14 @@ class GLMLoss:
         k, P = Ws.shape[0], Ws.shape[1]
         K = 1 if self.n_outputs is None else self.n_outputs
         m = len(idx)
-        stacked = np.moveaxis(Ws.reshape(k, P, K), 0, 1).reshape(P, k * K)
+        stacked = Ws.reshape(k, P, K).transpose(1, 0, 2).reshape(P, k * K)
         rows = np.arange(m)
         Z = self.design.decision(stacked, idx).reshape(m, k, K)[rows, groups]
         R = self._clipped_residuals(Z if K > 1 else Z[:, 0], idx, clip_norm, norm)
         placed = np.zeros((m, k, K))
         placed[rows, groups] = R.reshape(m, K)
         G = self.design.weighted_sum(placed.reshape(m, k * K), idx)
-        return np.moveaxis(G.reshape(P, k, K), 1, 0).reshape(Ws.shape)
+        return G.reshape(P, k, K).transpose(1, 0, 2).reshape(Ws.shape)
 
     def grad_sum(self, W, idx=None):
         """Unclipped gradient sum (non-private; for diagnostics and tests)."""

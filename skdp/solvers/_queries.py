@@ -484,6 +484,11 @@ class PrivateBatch:
         return None
 
 
+#: up to this many records on the active nodes, a round samples with one coin
+#: per record; above, with a binomial count and a uniform subset (same law)
+_BERNOULLI_RECORDS = 1 << 15
+
+
 def round_cost(base, sampling_rate, activation_probability):
     """One shard round's per-record cost: ``base`` on a Poisson sample, behind a public coin.
 
@@ -503,9 +508,10 @@ class PrivateShards:
     Built by :meth:`PrivateQueries.shards`. Node ``i`` holds ``sizes[i]``
     records (public); in every :meth:`round` an active node samples each of
     its records independently with probability ``local_batch_size /
-    sizes[i]`` (a Poisson sample, drawn as a binomial count and a uniform
-    subset of that size, which has the same law) and releases the sum of
-    their clipped gradients plus noise, over ``local_batch_size``.
+    sizes[i]`` (a Poisson sample: one coin per record, or for many records
+    a binomial count and a uniform subset of that size, which has the same
+    law) and releases the sum of their clipped gradients plus noise, over
+    ``local_batch_size``.
 
     Privacy of one round for one record (zero-out neighbours): only its own
     node's message depends on it, so the round is its node's Poisson-sampled
@@ -542,7 +548,15 @@ class PrivateShards:
         """Poisson samples of the active nodes' records: (record positions, node slot of each)."""
         rng = self._queries._rng
         sizes = self.sizes[active]
-        counts = rng.binomial(sizes, self._rates[active])
+        rates = self._rates[active]
+        starts = self._offsets[active]
+        if sizes.sum() <= _BERNOULLI_RECORDS:
+            # one coin per record of the active nodes (few: cheaper than a subset draw)
+            slots = np.repeat(np.arange(len(active)), sizes)
+            records = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+            keep = rng.random(slots.size) < rates[slots]
+            return starts[slots[keep]] + records[keep], slots[keep]
+        counts = rng.binomial(sizes, rates)
         slots = np.repeat(np.arange(len(active)), counts)
         pos = rng.integers(0, sizes[slots]) if slots.size else np.zeros(0, dtype=np.int64)
         # i.i.d. positions that are distinct are a uniform subset; a node with a
@@ -552,7 +566,7 @@ class PrivateShards:
             keys, repeats = np.unique(slots * width + pos, return_counts=True)
             for j in np.unique(keys[repeats > 1] // width):  # rare: nodes, not examples
                 pos[slots == j] = rng.choice(sizes[j], counts[j], replace=False)
-        return self._offsets[active][slots] + pos, slots
+        return starts[slots] + pos, slots
 
     def round(self, activation, node_coef, noise_multiplier):
         """One round: draw the active nodes, their samples, and their noisy gradients.

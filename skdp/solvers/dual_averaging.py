@@ -144,6 +144,8 @@ def _check_weights(weights, adjacency):
 
 
 _ONE_LINK = np.array([[0, 1]])
+_HALVES = np.full((2, 2), 0.5)
+_HALVES.setflags(write=False)
 
 
 class _Gossip:
@@ -212,6 +214,8 @@ class EdgeGossip(_Gossip):
     def draw(self, rng):
         if self.n_edges == 1:  # the paper's pairwise averaging: no search needed
             active = self.edges[rng.integers(len(self.edges))]
+            if self.weights is None:  # Metropolis on one link: always half and half
+                return active, _HALVES
             return active, self._mixing(active, _ONE_LINK)
         chosen = self.edges[rng.choice(len(self.edges), self.n_edges, replace=False)]
         active, links = np.unique(chosen, return_inverse=True)
@@ -456,11 +460,14 @@ class DualAveraging(Solver):
             a_next = float(t + 1) if strongly else 1.0
             A_next, sq = A_t + a_next, sq + a * a
             sq_next = sq + a_next * a_next
-            gamma = np.where(penalised, d["gamma"], d["gamma_intercept"] * math.sqrt(sq_next)) \
-                if strongly else np.full(shape, d["gamma"] * math.sqrt(t + 1))
-            gamma = gamma.ravel()
+            if strongly:
+                gamma = np.where(penalised, d["gamma"],
+                                 d["gamma_intercept"] * math.sqrt(sq_next)).ravel()
+                step = (iota * A_next / gamma).reshape(shape)
+            else:  # one gamma for every coordinate
+                gamma = d["gamma"] * math.sqrt(t + 1)
+                step = iota * A_next / gamma
             V = (-Z[active] / gamma).reshape((len(active),) + shape)
-            step = (iota * A_next / gamma).reshape(shape)
             X[active] = spec.penalty.prox(V, step).reshape(len(active), P)
             A = A_t
         output = spec.options["output"]
