@@ -369,6 +369,10 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
                     "hessian_clip": SECOND_ORDER_HESSIAN_CLIP * B2,
                     "tol_gradient": SECOND_ORDER_TOL_GRADIENT, "step": "short",
                     "iteration_cap": SECOND_ORDER_ITER}
+        if solver_name == "rgda":
+            # no public smoothness: gd's stable step stands in for 1 / L (see Notes)
+            return {"smoothness": 1.0 / _learning_rate(self._public_shape(n_features),
+                                                       self.data_norm)}
         if solver_name != "gd":
             return {}
         return {"learning_rate": _learning_rate(self._public_shape(n_features), self.data_norm),

@@ -89,7 +89,8 @@ class GLMLoss:
     """
 
     #: properties a solver may require (see ``skdp.solvers.register_solver``)
-    capabilities = frozenset({"gradient", "grouped_gradient", "values", "smooth", "convex"})
+    capabilities = frozenset({"gradient", "gradient_difference", "grouped_gradient", "values",
+                              "smooth", "convex"})
     curvature_bound = None
     #: bound on the loss's third derivative along a unit direction of the
     #: linear predictor (None: not three times differentiable)
@@ -145,6 +146,37 @@ class GLMLoss:
         # rows of norm 0 (no intercept) have gradient 0: limit 0
         limit = clip_norm * self.design.inverse_row_norms(norm, idx)
         return clip_rows(R, limit, norm)
+
+    def clipped_grad_diff_sum(self, W, W_prev, clip_norm, idx=None, norm=2):
+        r"""Sum of per-example gradient differences, each clipped to ``clip_norm``.
+
+        .. math::
+
+            \sum_i \mathrm{clip}_C\big(\nabla\ell_i(W) - \nabla\ell_i(W')\big),
+
+        the increments of SPIDER-type estimators. A GLM's difference is
+        ``(r_i(W) - r_i(W')) [s_i x_i, 1]``: the residual differences are
+        clipped like residuals, so one pass over the rows per point.
+
+        Parameters
+        ----------
+        W, W_prev : ndarray of shape ``coef_shape``
+        clip_norm : float
+            Per-example bound on the difference: the sensitivity of the sum.
+        idx : ndarray of int or None
+        norm : {1, 2}
+
+        Returns
+        -------
+        G : ndarray of shape ``coef_shape``, float64
+        """
+        y = self._y(idx)
+        with np.errstate(over="ignore", invalid="ignore"):
+            D = (self._residuals(self.design.decision(W, idx), y)
+                 - self._residuals(self.design.decision(W_prev, idx), y))
+        D = np.nan_to_num(D, nan=0.0)  # residuals are bounded: NaN only from inf - inf
+        limit = clip_norm * self.design.inverse_row_norms(norm, idx)
+        return self.design.weighted_sum(clip_rows(D, limit, norm), idx)
 
     def clipped_grad_sums(self, Ws, idx, groups, clip_norm, norm=2):
         """Per-group sums of clipped per-example gradients, each group at its own parameters.

@@ -88,7 +88,8 @@ class HingeLoss(_MarginLoss):
     ``0`` elsewhere (including at the kink), so ``|l'| <= 1``.
     """
 
-    capabilities = frozenset({"gradient", "grouped_gradient", "values", "convex"})
+    capabilities = frozenset({"gradient", "gradient_difference", "grouped_gradient", "values",
+                              "convex"})
     curvature_bound = None
 
     def _dloss(self, m):
@@ -105,8 +106,8 @@ class SquaredHingeLoss(_MarginLoss):
     per-example clipping bounds the sensitivity.
     """
 
-    capabilities = frozenset({"gradient", "grouped_gradient", "values", "smooth", "convex",
-                              "hessian"})
+    capabilities = frozenset({"gradient", "gradient_difference", "grouped_gradient", "values",
+                              "smooth", "convex", "hessian"})
     curvature_bound = 2.0
 
     def _dloss(self, m):
@@ -141,8 +142,8 @@ class SmoothHingeLoss(_MarginLoss):
         The width ``h > 0``.
     """
 
-    capabilities = frozenset({"gradient", "grouped_gradient", "values", "smooth", "convex",
-                              "hessian"})
+    capabilities = frozenset({"gradient", "gradient_difference", "grouped_gradient", "values",
+                              "smooth", "convex", "hessian"})
 
     @classmethod
     def curvature(cls, smoothing=1.0, **params):
@@ -189,7 +190,8 @@ class SigmoidLoss(_MarginLoss):
     :math:`|\ell^{(3)}| = |s(1 - s)(1 - 6s + 6s^2)| \le 1/8`.
     """
 
-    capabilities = frozenset({"gradient", "grouped_gradient", "values", "smooth", "hessian"})
+    capabilities = frozenset({"gradient", "gradient_difference", "grouped_gradient", "values",
+                              "smooth", "hessian"})
     #: the intercept feature's value: from w = 0 the intercept's gradient
     #: (the label imbalance) would otherwise saturate every margin before the
     #: features move, a flat local minimum at the majority class (Adult: 0.764

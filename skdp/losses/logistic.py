@@ -21,8 +21,8 @@ class BinaryLogisticLoss(GLMLoss):
         Labels encoded as 0.0 / 1.0.
     """
 
-    capabilities = frozenset({"gradient", "grouped_gradient", "values", "smooth", "convex",
-                              "hessian"})
+    capabilities = frozenset({"gradient", "gradient_difference", "grouped_gradient", "values",
+                              "smooth", "convex", "hessian"})
     curvature_bound = 0.25
     #: max |p (1 - p) (1 - 2 p)| = 1 / (6 sqrt 3) = 0.096225, rounded up
     third_derivative_bound = 0.09623
@@ -63,8 +63,8 @@ class MultinomialLogisticLoss(GLMLoss):
         One-hot labels.
     """
 
-    capabilities = frozenset({"gradient", "grouped_gradient", "values", "smooth", "convex",
-                              "hessian"})
+    capabilities = frozenset({"gradient", "gradient_difference", "grouped_gradient", "values",
+                              "smooth", "convex", "hessian"})
     curvature_bound = 0.5
     third_derivative_bound = 2.0
 

@@ -91,7 +91,7 @@ class MatrixSensingLoss:
         Choosing ``s`` lets one step size suit both the factors and ``c``.
     """
 
-    capabilities = frozenset({"gradient", "values", "smooth", "hessian"})
+    capabilities = frozenset({"gradient", "gradient_difference", "values", "smooth", "hessian"})
 
     @classmethod
     def public_constants(cls, row_bound, n_outputs=None, **params):
@@ -291,7 +291,7 @@ class MatrixSensingLoss:
             total = total + (np.sqrt(sq) * rel + _gamma(k + 1, np.float64) * f) ** 2
         return np.sqrt(total)
 
-    def gradient_norm_bounds(self, W, idx=None):
+    def gradient_norm_bounds(self, W, idx=None, intercept=True):
         """Upper bounds on ``||(A_i V, A_i^T U, s)||`` of the (row-clipped) rows.
 
         The per-example gradient is ``rho_i`` times this vector, so
@@ -304,6 +304,9 @@ class MatrixSensingLoss:
         ----------
         W : ndarray of shape ``coef_shape``
         idx : ndarray of int or None
+        intercept : bool, default=True
+            False leaves out the intercept entry ``s`` (bounds of
+            ``||(A_i V, A_i^T U)||``).
 
         Returns
         -------
@@ -329,18 +332,18 @@ class MatrixSensingLoss:
             pos, unit, mult = extreme
             with np.errstate(over="ignore"):
                 norms[pos] = np.minimum(mult * self._extreme_norms(unit, U, V), _F64_MAX)
-        if self.fit_intercept:
+        if self.fit_intercept and intercept:
             norms = np.hypot(norms, self.intercept_scale)
         # absorbs the relative rounding of the last few operations
         return norms * (1.0 + 2.0 ** -40)
 
-    def _assemble(self, weights, U, V, idx):
+    def _assemble(self, weights, U, V, idx, intercept=True):
         """``(M V, M^T U, sum w)`` with ``M = sum_i w_i A_i``, flat like ``W``."""
         p, q = self.shape
         M = self.design.weighted_sum(weights, idx).reshape(p, q)
         grads = [(M @ V).ravel(), (M.T @ U).ravel()]
         if self.fit_intercept:
-            grads.append([self.intercept_scale * float(np.sum(weights))])
+            grads.append([self.intercept_scale * float(np.sum(weights)) if intercept else 0.0])
         return np.concatenate(grads)
 
     def clipped_grad_sum(self, W, clip_norm, idx=None, norm=2):
@@ -375,6 +378,58 @@ class MatrixSensingLoss:
             limit = np.where(bound > 0, clip_norm / bound, 0.0)
         weights = np.copysign(np.minimum(np.abs(rho), limit), rho)
         return self._assemble(weights, U, V, idx)
+
+    def clipped_grad_diff_sum(self, W, W_prev, clip_norm, idx=None, norm=2):
+        r"""Sum of per-example gradient differences, each clipped to ``clip_norm``.
+
+        With :math:`J_i(W) = (A_i V, A_i^\top U, s)` and :math:`\Delta = W - W'`,
+
+        .. math::
+
+            \nabla\ell_i(W) - \nabla\ell_i(W') = (\rho_i - \rho_i')\, J_i(W)
+            + \rho_i'\, (A_i \Delta_V, A_i^\top \Delta_U, 0),
+
+        so ``|rho_i - rho_i'| ||J_i(W)|| + |rho_i'| ||(A_i D_V, A_i^T D_U)||``
+        (each norm an upper bound, see :meth:`gradient_norm_bounds`) bounds
+        the difference, and the example is scaled by ``min(1, C / bound)``:
+        never clipped less than needed. Both terms shrink with ``Delta``,
+        as SPIDER's increments need. The sum is assembled term by term,
+        ``(M_1 V, M_1^T U, s sum w_1) + (M_2 D_V, M_2^T D_U, 0)``: two passes
+        over ``X``, no per-example gradient array.
+
+        Parameters
+        ----------
+        W, W_prev : ndarray of shape ``coef_shape``
+        clip_norm : float
+        idx : ndarray of int or None
+        norm : {2}
+
+        Returns
+        -------
+        G : ndarray of shape ``coef_shape``, float64
+        """
+        if norm != 2:
+            raise ValueError(
+                "MatrixSensingLoss clips gradients in the L2 norm only; use delta > 0 "
+                f"(Gaussian noise), got norm={norm!r}."
+            )
+        W = np.asarray(W, dtype=np.float64)
+        step = W - np.asarray(W_prev, dtype=np.float64)
+        rho_prev = self.residuals(W_prev, idx)
+        with np.errstate(over="ignore", invalid="ignore"):
+            change = self.residuals(W, idx) - rho_prev
+            bound = (np.abs(change) * self.gradient_norm_bounds(W, idx)
+                     + np.abs(rho_prev) * self.gradient_norm_bounds(step, idx,
+                                                                    intercept=False))
+            scale = np.where(bound > clip_norm, clip_norm / bound, 1.0)
+        # a bound that is NaN or inf (overflowing rows) keeps nothing
+        keep = np.isfinite(bound)
+        w_change = np.where(keep, scale * np.where(keep, change, 0.0), 0.0)
+        w_prev = np.where(keep, scale * np.where(keep, rho_prev, 0.0), 0.0)
+        U, V, _ = self.unpack(W)
+        dU, dV, _ = self.unpack(step)
+        return (self._assemble(w_change, U, V, idx)
+                + self._assemble(w_prev, dU, dV, idx, intercept=False))
 
     def grad_sum(self, W, idx=None):
         """Unclipped gradient sum (non-private; for diagnostics and tests)."""

@@ -19,6 +19,7 @@ from . import accelerated  # noqa: F401  (registers 'heavy_ball', 'nesterov', 'm
 from . import line_search  # noqa: F401  (registers 'line_search')
 from . import second_order  # noqa: F401  (registers 'second_order')
 from . import dual_averaging  # noqa: F401  (registers 'dual_averaging')
+from . import minimax  # noqa: F401  (registers 'rgda')
 
 __all__ = [
     "L2Penalty",

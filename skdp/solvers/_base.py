@@ -34,7 +34,9 @@ class ProblemSpec:
     coef_shape : tuple of int
         Shape of the parameter array the solver returns.
     loss_capabilities : frozenset of str
-        What the loss states it is: 'gradient', 'grouped_gradient' (clipped
+        What the loss states it is: 'gradient', 'gradient_difference'
+        (clipped sums of per-example gradient differences between two
+        points: SPIDER's increments), 'grouped_gradient' (clipped
         gradient sums of several groups of rows, each at its own
         parameters: the per-node queries of decentralised solvers),
         'smooth', 'convex', 'hessian',

@@ -115,6 +115,15 @@ class PrivateQueries:
         """
         return self._filter
 
+    @property
+    def rng(self):
+        """The fit's generator, for public draws a solver makes (e.g. perturbations).
+
+        Draws from it are independent of the data; consuming it releases
+        nothing about a record.
+        """
+        return self._rng
+
     def initial_coef(self):
         """The public starting point (a fresh copy)."""
         if self._start is None:
@@ -294,6 +303,42 @@ class PrivateBatch:
         self._consume(base)
         C = spec.clip_norm if clip_norm is None else float(clip_norm)
         G = q._loss.clipped_grad_sum(W, C, idx=self._idx, norm=base.sensitivity_norm)
+        G += base.sample(q._rng, C, G.shape)
+        return G / self.expected_size
+
+    def noisy_gradient_difference(self, W, W_prev, noise_multiplier, clip_norm):
+        r"""Noisy sum of clipped per-example gradient differences, over ``rate * n``.
+
+        .. math::
+
+            \frac{1}{q n}\Big(\sum_{i \in B} \mathrm{clip}_{C}\big(\nabla\ell_i(W)
+            - \nabla\ell_i(W')\big) + \xi\Big), \qquad
+            \xi \sim N(0, (z C)^2 I),
+
+        SPIDER's increment. ``C`` must be public (a constant, or a function
+        of released iterates such as ``L ||W - W'||``); the noise scales with
+        it, so the mechanism is ``Gaussian(z)`` whatever ``C`` is.
+
+        Parameters
+        ----------
+        W, W_prev : ndarray of shape ``spec.coef_shape``
+        noise_multiplier : float
+        clip_norm : float
+            Per-example bound on the difference, > 0.
+
+        Returns
+        -------
+        g : ndarray of shape ``spec.coef_shape``
+        """
+        q = self._queries
+        base = q._spec.noise(noise_multiplier, 1.0)
+        if not (clip_norm > 0 and np.isfinite(clip_norm)):
+            raise ValueError(
+                f"noisy_gradient_difference needs a finite clip_norm > 0, got {clip_norm!r}.")
+        self._consume(base)
+        C = float(clip_norm)
+        G = q._loss.clipped_grad_diff_sum(W, W_prev, C, idx=self._idx,
+                                          norm=base.sensitivity_norm)
         G += base.sample(q._rng, C, G.shape)
         return G / self.expected_size
 

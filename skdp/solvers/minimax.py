@@ -1,0 +1,278 @@
+r"""DP recursive gradient descent with SPIDER estimates and saddle escape (paper 000).
+
+Paper 000 (Xu, Tao, Ding, Fan, Wang) runs DP-SPIDER jointly on a minimax
+problem :math:`\min_x \max_y f(x, y)`. With no dual block (``d2 = 0``, the
+value function :math:`\Phi = f` itself) it is DP-SPIDER with the paper's
+perturb-and-monitor escape, which is what this solver runs on the smooth
+losses of skdp's estimators (the y-free form the notes recommend,
+notes_000 section 4).
+
+The gradient estimate (Algorithm 3 with K = 1; notes_000 section 2):
+
+.. math::
+
+    v_t = \frac{1}{S_1}\Big(\sum_{i \in B_t} \mathrm{clip}_{C_1}(\nabla\ell_i(x_t))
+          + \omega_t\Big) \quad (t \bmod q = 0,\ \text{a refresh}),
+
+    v_t = v_{t-1} + \frac{1}{S_2}\Big(\sum_{i \in B_t}
+          \mathrm{clip}_{C_t}(\nabla\ell_i(x_t) - \nabla\ell_i(x_{t-1}))
+          + \zeta_t\Big) \quad (\text{otherwise, an increment}),
+
+with :math:`\omega_t \sim N(0, (z C_1)^2 I)`, :math:`\zeta_t \sim N(0, (z
+C_t)^2 I)` and the increment clip :math:`C_t = \hat L \|x_t - x_{t-1}\|`, a
+function of released iterates and the public smoothness :math:`\hat L`
+(the correction of notes_000 section 2.4, item 5: per-example clipping of
+the difference, so the sensitivity holds whatever the data). ``B_t`` is the
+whole data (``S_1 = n``) or a Poisson sample of expected size ``S``.
+
+The iterate (Algorithm 2): while :math:`\|v_t + \nabla r(x_t)\| \ge \alpha`
+a normalised step of length :math:`\eta`; then a perturbation uniform in
+the ball of radius ``r`` and plain steps :math:`\eta_H v_t`, monitored: if
+the mean squared movement exceeds :math:`\bar D` the iterate has escaped
+a saddle and descent resumes; if not for ``t_thres`` steps, the anchor
+(the point before the perturbation) is an approximate second-order
+stationary point and is released. All of this reads only the released
+estimates: it is post-processing, free.
+
+Privacy: every query is counted in advance, ``ceil(T/q)`` refreshes and
+``T - ceil(T/q)`` increments (the spurious increment of a refresh step is
+skipped, notes_000 section 2 note 2), all with one noise multiplier ``z``
+calibrated by skdp's accountant for the target (epsilon, delta);
+increments on Poisson samples are accounted as sampled Gaussians. None of
+the paper's noise formulas is used (notes_000 section 2.4). (epsilon,
+delta)-DP for zero-out neighbours, n public.
+
+References
+----------
+.. [1] Xu, Tao, Ding, Fan, Wang, "Differentially private second-order
+   stationary points of nonconvex-strongly-concave minimax problems",
+   arXiv 2602.01339, Algorithms 2 and 3.
+.. [2] Arora, Bassily, Gonzalez, Guzman, Menart, Ullah, "Faster rates of
+   convergence to stationary points in differentially private
+   optimization", ICML 2023 (private SPIDER).
+"""
+
+import functools
+import math
+
+import numpy as np
+
+from ..accounting import Composed, Repeated, calibrate, noise_mechanism
+from ..validation import POSITIVE, POSITIVE_INT, Boolean, Interval, StrOptions
+from ._base import Plan, Solver, SolverResult
+from ._registry import register_solver
+
+__all__ = ["RecursiveGradientDescentAscent", "calibrated_noise_multiplier"]
+
+#: the threshold alpha is at least this multiple of the estimate's noise
+#: floor, so that noise alone rarely ends the descent (notes_000 section 4)
+NOISE_FLOOR_MULTIPLE = 1.5
+
+
+@functools.lru_cache(maxsize=256)
+def calibrated_noise_multiplier(n_refresh, refresh_rate, n_increment, increment_rate,
+                                epsilon, delta):
+    """One noise multiplier for all planned refreshes and increments (public, cached)."""
+    return calibrate(lambda z: _queries(n_refresh, refresh_rate, n_increment,
+                                        increment_rate, delta, z), epsilon, delta)
+
+
+def _queries(n_refresh, refresh_rate, n_increment, increment_rate, delta, z):
+    parts = [Repeated(noise_mechanism(delta, refresh_rate)(z), n_refresh)]
+    if n_increment:
+        parts.append(Repeated(noise_mechanism(delta, increment_rate)(z), n_increment))
+    return Composed(parts)
+
+
+def _count(T, q):
+    """(refreshes, increments) of ``T`` steps refreshed every ``q``."""
+    n_refresh = -(-T // q)
+    return n_refresh, T - n_refresh
+
+
+def _rate(batch, n):
+    return 1.0 if batch is None or batch >= n else float(batch) / n
+
+
+class RecursiveGradientDescentAscent(Solver):
+    r"""DP-SPIDER with normalised descent and perturb-and-monitor saddle escape (paper 000).
+
+    Options (``solver_params``)
+    ---------------------------
+    refresh_every : int, default=10
+        ``q``: a fresh clipped gradient every ``q`` steps, increments between.
+    refresh_batch_size : 'full' or int, default='full'
+        ``S_1``: the refresh's batch (the paper's ERM setting is the whole
+        data); an int is the expected size of a Poisson sample.
+    increment_batch_size : 'auto' or int, default='auto'
+        ``S_2``, the expected size of each increment's Poisson sample;
+        'auto' is ``min(n, max(64, n / sqrt(T)))`` (notes_000 section 4).
+    smoothness : 'auto' or float, default='auto'
+        :math:`\hat L`, the public smoothness the increment clip
+        :math:`C_t = \hat L \|x_t - x_{t-1}\|` assumes; 'auto' is the
+        objective's public smoothness (needs ``data_norm``).
+    threshold : 'auto' or float, default='auto'
+        :math:`\alpha`; 'auto' is ``1.5 x`` the noise floor of ``||v_t||``
+        (its standard deviation from the noise alone, averaged over a
+        refresh period), and at least ``alpha_0 = max(C_1 eps_bar^(2/3),
+        1.5 x`` the floor of a refreshed estimate), with ``eps_bar =
+        sqrt(d log(1/delta)) / (n epsilon)`` (Theorem 1's rate).
+    step : 'auto' or float, default='auto'
+        :math:`\eta`, the length of a normalised step; 'auto' is
+        ``step_scale * alpha_0 / L`` (the notes' ``alpha / L``, scaled).
+    step_scale : float, default=4.0
+        Multiple of the notes' ``alpha / L`` used by ``step='auto'``.
+    escape : bool, default=True
+        Run the perturb-and-monitor phase when ``||v|| < alpha``; False
+        releases the first point with ``||v|| < alpha`` (or the last).
+    escape_step : 'auto' or float, default='auto'
+        :math:`\eta_H`, the plain step of the escape phase; 'auto' is ``1/L``.
+    radius : 'auto' or float, default='auto'
+        ``r``, the perturbation radius; 'auto' is :math:`\eta`.
+    escape_patience : 'auto' or int, default='auto'
+        ``t_thres``: steps without escape after which the anchor is released;
+        'auto' is ``min(50, ceil(T / 4))``.
+    """
+
+    name = "rgda"
+    paper = "000"
+    requires = frozenset({"gradient", "gradient_difference", "smooth", "penalty:smooth"})
+    options = {
+        "refresh_every": 10,
+        "refresh_batch_size": "full",
+        "increment_batch_size": "auto",
+        "smoothness": "auto",
+        "clip_smoothness": "auto",
+        "threshold": "auto",
+        "step": "auto",
+        "step_scale": 4.0,
+        "escape": True,
+        "escape_step": "auto",
+        "radius": "auto",
+        "escape_patience": "auto",
+    }
+    option_constraints = {
+        "refresh_every": [POSITIVE_INT],
+        "refresh_batch_size": [StrOptions({"full"}), POSITIVE_INT],
+        "increment_batch_size": [StrOptions({"auto"}), POSITIVE_INT],
+        "smoothness": [StrOptions({"auto"}), POSITIVE],
+        "clip_smoothness": [StrOptions({"auto"}), POSITIVE],
+        "threshold": [StrOptions({"auto"}), POSITIVE],
+        "step": [StrOptions({"auto"}), POSITIVE],
+        "step_scale": [POSITIVE],
+        "escape": [Boolean],
+        "escape_step": [StrOptions({"auto"}), POSITIVE],
+        "radius": [StrOptions({"auto"}), POSITIVE],
+        "escape_patience": [StrOptions({"auto"}), POSITIVE_INT],
+    }
+    default_max_iter = 200
+
+    def plan(self, spec):
+        """Count the queries, calibrate one multiplier, resolve every constant (public)."""
+        opts = spec.options
+        n = spec.n_samples
+        T = int(spec.max_iter) if spec.max_iter is not None else self.default_max_iter
+        q = int(opts["refresh_every"])
+        S1 = n if opts["refresh_batch_size"] == "full" else min(n, opts["refresh_batch_size"])
+        S2 = opts["increment_batch_size"]
+        S2 = (min(n, max(64, math.ceil(n / math.sqrt(T)))) if S2 == "auto" else min(n, S2))
+        rate1, rate2 = _rate(S1, n), _rate(S2, n)
+        n_refresh, n_increment = _count(T, q)
+        z = calibrated_noise_multiplier(n_refresh, rate1, n_increment, rate2,
+                                        float(spec.epsilon), float(spec.delta))
+        L = opts["smoothness"]
+        if L == "auto":
+            L = spec.objective_smoothness
+            if L is None:
+                raise ValueError(
+                    "rgda needs a public smoothness bound for its increment clip and "
+                    "steps; it comes from data_norm for smooth losses. Set data_norm, or "
+                    "pass solver_params={'smoothness': <float>}.")
+        L = float(L)
+        L_clip = L if opts["clip_smoothness"] == "auto" else float(opts["clip_smoothness"])
+        C1 = spec.clip_norm
+        d = spec.n_params
+        # per-coordinate noise of a refreshed estimate
+        sigma_refresh = z * C1 / S1
+        eps_bar = (math.sqrt(d * math.log(1.0 / spec.delta)) if spec.delta > 0
+                   else float(d)) / (n * spec.epsilon)
+        k = NOISE_FLOOR_MULTIPLE ** 2 * d
+        # the threshold from Theorem 1's rate and the refreshes' noise alone
+        alpha0 = max(C1 * eps_bar ** (2.0 / 3.0), math.sqrt(k) * sigma_refresh)
+        eta = (opts["step_scale"] * alpha0 / L if opts["step"] == "auto"
+               else float(opts["step"]))
+        alpha = opts["threshold"]
+        if alpha == "auto":
+            # per-coordinate noise of an increment on a descent step: z L eta / S2,
+            # q/2 of them on average since the last refresh
+            sigma_increment = z * L_clip * eta / S2
+            alpha = max(alpha0, math.sqrt(k * (sigma_refresh ** 2
+                                               + (q / 2.0) * sigma_increment ** 2)))
+        alpha = float(alpha)
+        eta_H = 1.0 / L if opts["escape_step"] == "auto" else float(opts["escape_step"])
+        radius = eta if opts["radius"] == "auto" else float(opts["radius"])
+        patience = (min(50, math.ceil(T / 4)) if opts["escape_patience"] == "auto"
+                    else int(opts["escape_patience"]))
+        mechanism = _queries(n_refresh, rate1, n_increment, rate2, spec.delta, z)
+        return Plan(spec=spec, mechanism=mechanism, n_iter=T, noise_multiplier=z,
+                    details={"refresh_every": q, "refresh_rate": rate1,
+                             "increment_rate": rate2, "smoothness": L, "clip_smoothness": L_clip, "threshold": alpha,
+                             "step": eta, "escape_step": eta_H, "radius": radius,
+                             "patience": patience, "movement": (eta_H * alpha) ** 2})
+
+    def solve(self, queries, plan):
+        """Algorithm 2 on Algorithm 3's estimates; the escape logic is post-processing."""
+        spec, d = plan.spec, plan.details
+        z, q, L = plan.noise_multiplier, d["refresh_every"], d["clip_smoothness"]
+        penalty = spec.penalty
+        rng = queries.rng
+        x = queries.initial_coef()
+        x_prev = v = None
+        escaping, anchor, n_escape, since = False, None, 0, 0
+        sum_sq = 0.0
+        n_iter = plan.n_iter
+        for t in range(plan.n_iter):
+            if t % q == 0:
+                v = queries.batch(spec.noise(z, 1.0), d["refresh_rate"]).noisy_gradient(x, z)
+            else:
+                C = L * float(np.linalg.norm(x - x_prev))
+                if C > 0:  # no move, no query (and nothing released)
+                    batch = queries.batch(spec.noise(z, 1.0), d["increment_rate"])
+                    v = v + batch.noisy_gradient_difference(x, x_prev, z, C)
+            g = v + penalty.gradient(x)
+            norm = float(np.linalg.norm(g))
+            x_prev = x
+            if not escaping:
+                if norm >= d["threshold"]:
+                    x = x - d["step"] * g / norm
+                elif not spec.options["escape"]:  # release the first small estimate's point
+                    n_iter = t + 1
+                    break
+                else:
+                    escaping, anchor, since, sum_sq = True, x, 0, 0.0
+                    x = x + _uniform_ball(rng, x.shape, d["radius"])
+            else:
+                since += 1
+                sum_sq += norm * norm
+                if d["escape_step"] ** 2 * sum_sq > since * d["movement"]:  # left the saddle: descend again
+                    x = x - math.sqrt(since * d["movement"] / sum_sq) * g
+                    escaping = False
+                    n_escape += 1
+                else:
+                    x = x - d["escape_step"] * g
+                    if since == d["patience"]:  # the anchor is approximately second-order
+                        n_iter = t + 1
+                        break
+        coef = anchor if escaping else x
+        return SolverResult(coef=np.array(coef), n_iter=n_iter,
+                            attributes={"n_escapes_": n_escape})
+
+
+def _uniform_ball(rng, shape, radius):
+    """A point uniform in the ball of ``radius`` (public randomness, no data)."""
+    u = rng.standard_normal(shape)
+    size = int(np.prod(shape))
+    return radius * rng.random() ** (1.0 / size) * u / np.linalg.norm(u)
+
+
+register_solver(RecursiveGradientDescentAscent())
