@@ -71,16 +71,16 @@ NOISE_FLOOR_MULTIPLE = 1.5
 
 @functools.lru_cache(maxsize=256)
 def calibrated_noise_multiplier(n_refresh, refresh_rate, n_increment, increment_rate,
-                                epsilon, delta):
-    """One noise multiplier for all planned refreshes and increments (public, cached)."""
+                                ratio, epsilon, delta):
+    """Refresh multiplier ``z`` (increments ``ratio * z``) meeting the target (public, cached)."""
     return calibrate(lambda z: _queries(n_refresh, refresh_rate, n_increment,
-                                        increment_rate, delta, z), epsilon, delta)
+                                        increment_rate, delta, z, ratio), epsilon, delta)
 
 
-def _queries(n_refresh, refresh_rate, n_increment, increment_rate, delta, z):
+def _queries(n_refresh, refresh_rate, n_increment, increment_rate, delta, z, ratio):
     parts = [Repeated(noise_mechanism(delta, refresh_rate)(z), n_refresh)]
     if n_increment:
-        parts.append(Repeated(noise_mechanism(delta, increment_rate)(z), n_increment))
+        parts.append(Repeated(noise_mechanism(delta, increment_rate)(ratio * z), n_increment))
     return Composed(parts)
 
 
@@ -143,6 +143,7 @@ class RecursiveGradientDescentAscent(Solver):
         "increment_batch_size": "auto",
         "smoothness": "auto",
         "clip_smoothness": "auto",
+        "increment_noise_ratio": "auto",
         "threshold": "auto",
         "step": "auto",
         "step_scale": 4.0,
@@ -157,6 +158,7 @@ class RecursiveGradientDescentAscent(Solver):
         "increment_batch_size": [StrOptions({"auto"}), POSITIVE_INT],
         "smoothness": [StrOptions({"auto"}), POSITIVE],
         "clip_smoothness": [StrOptions({"auto"}), POSITIVE],
+        "increment_noise_ratio": [StrOptions({"auto"}), POSITIVE],
         "threshold": [StrOptions({"auto"}), POSITIVE],
         "step": [StrOptions({"auto"}), POSITIVE],
         "step_scale": [POSITIVE],
@@ -178,7 +180,13 @@ class RecursiveGradientDescentAscent(Solver):
         S2 = (min(n, max(64, math.ceil(n / math.sqrt(T)))) if S2 == "auto" else min(n, S2))
         rate1, rate2 = _rate(S1, n), _rate(S2, n)
         n_refresh, n_increment = _count(T, q)
-        z = calibrated_noise_multiplier(n_refresh, rate1, n_increment, rate2,
+        ratio = opts["increment_noise_ratio"]
+        if ratio == "auto":
+            # equal (small-rate RDP) costs: R / z^2 = I (2 rate2)^2 / z2^2 (rate1 = 1)
+            ratio = min(1.0, 2.0 * rate2 * math.sqrt(n_increment / n_refresh)) if n_increment \
+                else 1.0
+        ratio = float(ratio)
+        z = calibrated_noise_multiplier(n_refresh, rate1, n_increment, rate2, ratio,
                                         float(spec.epsilon), float(spec.delta))
         L = opts["smoothness"]
         if L == "auto":
@@ -205,7 +213,7 @@ class RecursiveGradientDescentAscent(Solver):
         if alpha == "auto":
             # per-coordinate noise of an increment on a descent step: z L eta / S2,
             # q/2 of them on average since the last refresh
-            sigma_increment = z * L_clip * eta / S2
+            sigma_increment = ratio * z * L_clip * eta / S2
             alpha = max(alpha0, math.sqrt(k * (sigma_refresh ** 2
                                                + (q / 2.0) * sigma_increment ** 2)))
         alpha = float(alpha)
@@ -213,10 +221,10 @@ class RecursiveGradientDescentAscent(Solver):
         radius = eta if opts["radius"] == "auto" else float(opts["radius"])
         patience = (min(50, math.ceil(T / 4)) if opts["escape_patience"] == "auto"
                     else int(opts["escape_patience"]))
-        mechanism = _queries(n_refresh, rate1, n_increment, rate2, spec.delta, z)
+        mechanism = _queries(n_refresh, rate1, n_increment, rate2, spec.delta, z, ratio)
         return Plan(spec=spec, mechanism=mechanism, n_iter=T, noise_multiplier=z,
                     details={"refresh_every": q, "refresh_rate": rate1,
-                             "increment_rate": rate2, "smoothness": L, "clip_smoothness": L_clip, "threshold": alpha,
+                             "increment_rate": rate2, "increment_noise": ratio * z, "smoothness": L, "clip_smoothness": L_clip, "threshold": alpha,
                              "step": eta, "escape_step": eta_H, "radius": radius,
                              "patience": patience, "movement": (eta_H * alpha) ** 2})
 
@@ -237,8 +245,9 @@ class RecursiveGradientDescentAscent(Solver):
             else:
                 C = L * float(np.linalg.norm(x - x_prev))
                 if C > 0:  # no move, no query (and nothing released)
-                    batch = queries.batch(spec.noise(z, 1.0), d["increment_rate"])
-                    v = v + batch.noisy_gradient_difference(x, x_prev, z, C)
+                    batch = queries.batch(spec.noise(d["increment_noise"], 1.0),
+                                          d["increment_rate"])
+                    v = v + batch.noisy_gradient_difference(x, x_prev, d["increment_noise"], C)
             g = v + penalty.gradient(x)
             norm = float(np.linalg.norm(g))
             x_prev = x
