@@ -268,7 +268,9 @@ class RecursiveGradientDescentAscent(Solver):
                     escaping = False
                     n_escape += 1
                 else:
-                    x = x - d["escape_step"] * g
+                    # at most the perturbation radius per step (WIP trust region:
+                    # plain steps on a noise-dominated estimate diverged at eps 0.25)
+                    x = x - min(d["escape_step"], d["radius"] / max(norm, 1e-300)) * g
                     if since == d["patience"]:  # the anchor is approximately second-order
                         n_iter = t + 1
                         break
