@@ -265,9 +265,9 @@ def planned_steps(estimator, n_samples, n_features, labels, *, adaptive=False):
 
     Builds the public ``ProblemSpec`` exactly as ``fit`` does (parameters
     and metadata only, no data value) and calls the solver's ``plan``. With
-    ``adaptive=True`` returns whether the plan is adaptive instead (a
-    privacy filter: the fit then runs at most ``n_iter`` steps, as many as
-    its noisy outputs decide).
+    ``adaptive=True`` returns whether the run length is adaptive instead (a
+    privacy filter, or a stopping rule on released outputs: the fit then
+    runs at most ``n_iter`` steps, as many as its noisy outputs decide).
     """
     from skdp.solvers import get_solver
 
@@ -276,7 +276,7 @@ def planned_steps(estimator, n_samples, n_features, labels, *, adaptive=False):
     spec = estimator._problem_spec(solver, n_samples, n_features,
                                    estimator._public_labels(labels))
     plan = solver.plan(spec)
-    return bool(plan.adaptive) if adaptive else int(plan.n_iter)
+    return bool(plan.adaptive or plan.stops_early) if adaptive else int(plan.n_iter)
 
 
 @dataclass
@@ -321,7 +321,7 @@ class Design:
         return self._planned[key]
 
     def adaptive(self, solver):
-        """Whether ``solver`` runs under a privacy filter (then at most the planned steps)."""
+        """Whether ``solver`` may stop before its planned steps (filter or stopping rule)."""
         est = self.real_estimator(solver)
         return planned_steps(est, self.real.n_samples, self.real.n_features, self.real.labels,
                              adaptive=True)
@@ -389,6 +389,18 @@ def _matrix_sensing_data(n=100):
     return X, y
 
 
+#: rgda's threshold pinned near 0, so that it descends for all its steps:
+#: its automatic threshold sits above the noise floor, far above the
+#: gradients of the audits' tiny data sets, and it would release its public
+#: start on both sides, which audits nothing (stopping early only uses fewer
+#: of the charged queries)
+RGDA_ALWAYS_DESCENDS = {"threshold": 1e-12}
+
+
+def _linear_solver_params(solver):
+    return dict(RGDA_ALWAYS_DESCENDS) if solver == "rgda" else None
+
+
 def _matrix_sensing_solver_params(solver):
     from skdp.solvers import get_solver
 
@@ -397,6 +409,8 @@ def _matrix_sensing_solver_params(solver):
         # pin the step: unclipped, gd's default step (3 sqrt(pq) / B^2 = 6
         # here) diverges on D as well, which would blind the clipping control
         return {"average": 0.0, "learning_rate": 2.0}
+    if solver == "rgda":
+        return dict(RGDA_ALWAYS_DESCENDS)
     return {"learning_rate": 2.0} if "learning_rate" in options else {}
 
 
@@ -434,12 +448,14 @@ def _designs():
 
     add("logistic", skdp.DPLogisticRegression, linear, X=X, y=y,
         canary_x=np.array([1.0, 0.0]), canary_y=1, statistic=_coef_00,
+        solver_params=_linear_solver_params,
         huge_canary_x=np.array([1e8, 0.0]), clipping_control_params=_linear_clipping_control)
     svc = skdp.DPLinearSVC
     # one design per hinge-family loss
     for loss in ("smooth_hinge", "hinge", "sigmoid"):
         add(f"svc_{loss}", svc, {**linear, "loss": loss}, X=X, y=y,
             canary_x=np.array([1.0, 0.0]), canary_y=1, statistic=_coef_00,
+            solver_params=_linear_solver_params,
             huge_canary_x=np.array([1e8, 0.0]),
             clipping_control_params=_linear_clipping_control)
     ms = skdp.DPMatrixSensing
@@ -639,6 +655,10 @@ def clipping_off():
     def unclipped_sum(self, W, clip_norm, idx=None, norm=2, **kwargs):
         return self.grad_sum(W, idx)
 
+    def unclipped_difference(self, W, W_prev, clip_norm, idx=None, norm=2):
+        # SPIDER's increments (rgda)
+        return self.grad_sum(W, idx) - self.grad_sum(W_prev, idx)
+
     def unclipped_residuals(self, Z, idx, clip_norm, norm):
         # the per-group sums of decentralised solvers (clipped_grad_sums)
         return self._residuals(Z, self._y(idx))
@@ -648,6 +668,9 @@ def clipping_off():
                                               unclipped_design))
         for cls in _loss_classes():
             stack.enter_context(mock.patch.object(cls, "clipped_grad_sum", unclipped_sum))
+            if hasattr(cls, "clipped_grad_diff_sum"):
+                stack.enter_context(mock.patch.object(cls, "clipped_grad_diff_sum",
+                                                      unclipped_difference))
             if hasattr(cls, "_clipped_residuals"):
                 stack.enter_context(mock.patch.object(cls, "_clipped_residuals",
                                                       unclipped_residuals))

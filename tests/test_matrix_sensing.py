@@ -83,7 +83,8 @@ def test_clipped_gradient_sum_matches_brute_force(p, q, r, fit_intercept, data_n
     np.testing.assert_allclose(loss.loss_values(W), 0.5 * (
         np.array([np.sum(scale[i] * X[i].reshape(p, q) * (U @ V.T)) for i in range(n)])
         + c - y) ** 2, atol=1e-10)
-    assert loss.capabilities == {"gradient", "values", "smooth", "hessian"} and loss.smoothness() is None
+    assert loss.capabilities == {"gradient", "gradient_difference", "values", "smooth",
+                                 "hessian"} and loss.smoothness() is None
 
 
 def test_loss_rejects_l1_clipping_and_wrong_width():

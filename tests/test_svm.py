@@ -55,13 +55,14 @@ def test_hinge_and_squared_hinge_values_and_derivatives():
     loss, values, grads = _loss(HingeLoss, m)
     np.testing.assert_allclose(values, np.maximum(0, 1 - m))
     np.testing.assert_allclose(grads, [-1, -1, -1, -1, 0, 0])   # subgradient 0 at the kink
-    assert loss.capabilities == {"gradient", "grouped_gradient", "values", "convex"}
+    assert loss.capabilities == {"gradient", "gradient_difference", "grouped_gradient",
+                                 "values", "convex"}
     assert loss.smoothness() is None
     loss, values, grads = _loss(SquaredHingeLoss, m)
     np.testing.assert_allclose(values, np.maximum(0, 1 - m) ** 2)
     np.testing.assert_allclose(grads, -2 * np.maximum(0, 1 - m))
-    assert loss.capabilities == {"gradient", "grouped_gradient", "values", "smooth", "convex",
-                                 "hessian"}
+    assert loss.capabilities == {"gradient", "gradient_difference", "grouped_gradient",
+                                 "values", "smooth", "convex", "hessian"}
     assert loss.curvature_bound == 2.0
 
 
@@ -123,7 +124,7 @@ def binary_data():
 
 def test_capabilities_follow_the_loss():
     # what the loss states, and the solvers it admits (public API)
-    base = {"gradient", "grouped_gradient", "values", "convex"}
+    base = {"gradient", "gradient_difference", "grouped_gradient", "values", "convex"}
     assert HINGE_LOSSES["hinge"].capabilities == base
     for loss in ("squared_hinge", "smooth_hinge"):
         assert HINGE_LOSSES[loss].capabilities == base | {"smooth", "hessian"}

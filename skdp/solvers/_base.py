@@ -155,6 +155,11 @@ class Plan:
         :class:`~skdp.accounting.PrivacyFilter` whose charge is ``mechanism``
         (``PrivacyFilter(...).mechanism``); ``n_iter`` is then the number of
         iterations the calibration planned for, not a promise.
+    stops_early : bool, default=False
+        True: the solver may stop before ``n_iter`` iterations on a
+        decision about its released outputs (e.g. a stationarity test on
+        noisy estimates); ``mechanism`` is charged whole all the same, and
+        the queries not run are simply not used.
     """
 
     spec: ProblemSpec
@@ -163,6 +168,7 @@ class Plan:
     noise_multiplier: float = float("nan")
     details: dict = field(default_factory=dict)
     adaptive: bool = False
+    stops_early: bool = False
 
 
 @dataclass
