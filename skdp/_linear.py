@@ -292,7 +292,9 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         # dual_averaging splits the rows over 20 nodes that each add their own
         # noise: on 300 rows (15 per node) it is the majority class or little
         # more (logistic, 3 classes, seeds 0-5: 0.33-0.86); Adult: 0.84.
+        # rgda stops at its noise floor, which on 300 rows is above most
+        # clipped gradients (logistic, 3 classes, seeds 0-5: 0.33-0.92)
         tags.classifier_tags.poor_score = (
-            self.solver in ("second_order", "dual_averaging")
+            self.solver in ("second_order", "dual_averaging", "rgda")
             or getattr(self, "loss", None) == "sigmoid")
         return tags

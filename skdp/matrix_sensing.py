@@ -497,6 +497,8 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
         # -||E|| / n, so its curvature steps are noise (R^2 < 0 by seed); the
         # paper's analysis needs n above its n_min (Thm 4). On the benchmark's
         # 20000 rows: relative error 0.018 at epsilon 8.
-        tags.regressor_tags.poor_score = self.solver in ("line_search", "second_order")
+        # rgda: on 200 rows its threshold (the noise floor) exceeds the clip
+        # norm, so every step it takes is noise (R^2 -1.1 to 0.09, seeds 0-5)
+        tags.regressor_tags.poor_score = self.solver in ("line_search", "second_order", "rgda")
         return tags
 

@@ -27,6 +27,10 @@ import skdp
                           skdp.DPLogisticRegression(solver="dual_averaging",
                                                     penalty="elasticnet"),
                           skdp.DPLinearSVC(solver="dual_averaging", loss="hinge"),
-                          skdp.DPLinearSVC(solver="dual_averaging", penalty="l1")])
+                          skdp.DPLinearSVC(solver="dual_averaging", penalty="l1"),
+                          # paper 000: DP-SPIDER with saddle escape
+                          skdp.DPLogisticRegression(solver="rgda"),
+                          skdp.DPLinearSVC(solver="rgda"),
+                          skdp.DPMatrixSensing(solver="rgda")])
 def test_sklearn_compatible(estimator, check):
     check(estimator)

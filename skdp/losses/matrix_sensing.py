@@ -416,7 +416,7 @@ class MatrixSensingLoss:
         W = np.asarray(W, dtype=np.float64)
         step = W - np.asarray(W_prev, dtype=np.float64)
         rho_prev = self.residuals(W_prev, idx)
-        with np.errstate(over="ignore", invalid="ignore"):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             change = self.residuals(W, idx) - rho_prev
             bound = (np.abs(change) * self.gradient_norm_bounds(W, idx)
                      + np.abs(rho_prev) * self.gradient_norm_bounds(step, idx,

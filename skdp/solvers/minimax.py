@@ -274,6 +274,12 @@ class RecursiveGradientDescentAscent(Solver):
         escaping, anchor, n_escape, since = False, None, 0, 0
         sum_sq = 0.0
         n_iter = plan.n_iter
+
+        def descend(x, g, norm):
+            # the gradient step g / L, at most max(max_step, relative_max_step ||x||) long
+            longest = max(d["max_step"], d["relative_max_step"] * float(np.linalg.norm(x)))
+            return x - min(d["escape_step"], longest / norm) * g
+
         for t in range(plan.n_iter):
             if t % q == 0:
                 v = queries.batch(spec.noise(z, 1.0), d["refresh_rate"]).noisy_gradient(x, z)
@@ -288,8 +294,7 @@ class RecursiveGradientDescentAscent(Solver):
             x_prev = x
             if not escaping:
                 if norm >= d["threshold"]:
-                    longest = max(d["max_step"], d["relative_max_step"] * float(np.linalg.norm(x)))
-                    x = x - min(d["escape_step"], longest / norm) * g
+                    x = descend(x, g, norm)
                 elif not spec.options["escape"]:  # release the first small estimate's point
                     n_iter = t + 1
                     break
@@ -299,8 +304,9 @@ class RecursiveGradientDescentAscent(Solver):
             else:
                 since += 1
                 sum_sq += norm * norm
-                if d["escape_step"] ** 2 * sum_sq > since * d["movement"]:  # left the saddle: descend again
-                    x = x - math.sqrt(since * d["movement"] / sum_sq) * g
+                if d["escape_step"] ** 2 * sum_sq > since * d["movement"]:
+                    # the estimates grew: the iterate left the saddle, descend again
+                    x = descend(x, g, norm)
                     escaping = False
                     n_escape += 1
                 else:
