@@ -62,6 +62,14 @@ __all__ = ["MatrixSensingLoss"]
 _F64_MAX = float(np.finfo(np.float64).max)
 
 
+def _require_l2(norm):
+    if norm != 2:
+        raise ValueError(
+            "MatrixSensingLoss clips gradients in the L2 norm only; use delta > 0 "
+            f"(Gaussian noise), got norm={norm!r}."
+        )
+
+
 def _unit_roundoff(dtype):
     return float(np.finfo(dtype).eps) / 2.0
 
@@ -364,11 +372,7 @@ class MatrixSensingLoss:
         -------
         G : ndarray of shape ``coef_shape``, float64
         """
-        if norm != 2:
-            raise ValueError(
-                "MatrixSensingLoss clips gradients in the L2 norm only; use delta > 0 "
-                f"(Gaussian noise), got norm={norm!r}."
-            )
+        _require_l2(norm)
         U, V, _ = self.unpack(W)
         rho = self.residuals(W, idx)
         bound = self.gradient_norm_bounds(W, idx)
@@ -408,11 +412,7 @@ class MatrixSensingLoss:
         -------
         G : ndarray of shape ``coef_shape``, float64
         """
-        if norm != 2:
-            raise ValueError(
-                "MatrixSensingLoss clips gradients in the L2 norm only; use delta > 0 "
-                f"(Gaussian noise), got norm={norm!r}."
-            )
+        _require_l2(norm)
         W = np.asarray(W, dtype=np.float64)
         step = W - np.asarray(W_prev, dtype=np.float64)
         rho_prev = self.residuals(W_prev, idx)
