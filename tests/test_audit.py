@@ -433,6 +433,11 @@ def _linear_clipping_control(solver):
     # search at steps that move the canary's coefficient by about 0.5
     if solver == "line_search":
         return {"solver_params": {"loss_clip": 1e12, "eta0": 1e-6}}
+    # rgda's steps are at most max_step long whatever the gradient, so an
+    # unclipped canary moves it no further than any record: with the cap
+    # lifted its step is the gradient step v / L, and the canary shows
+    if solver == "rgda":
+        return {"solver_params": {**RGDA_ALWAYS_DESCENDS, "max_step": 1e6}}
     return {}
 
 
