@@ -219,7 +219,9 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
         so ``gd`` gets a default ``learning_rate`` (see Notes) and
         ``average=0.5`` (release the mean of the last half of the iterates:
         free post-processing that cancels much of the noise); both can be
-        overridden here.
+        overridden here. ``solver='rgda'`` runs the y-free form by default;
+        ``solver_params={'dual': 'per_record'}`` runs paper 000's minimax
+        form, with one private dual per record (see docs/solvers.md).
     accountant : BudgetAccountant or None, default=None
         Budget accountant charged with every fit; None uses the current one.
         Cloning the estimator keeps the same accountant.

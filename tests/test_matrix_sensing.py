@@ -84,7 +84,99 @@ def test_clipped_gradient_sum_matches_brute_force(p, q, r, fit_intercept, data_n
         np.array([np.sum(scale[i] * X[i].reshape(p, q) * (U @ V.T)) for i in range(n)])
         + c - y) ** 2, atol=1e-10)
     assert loss.capabilities == {"gradient", "gradient_difference", "values", "smooth",
-                                 "hessian"} and loss.smoothness() is None
+                                 "hessian", "minimax"} and loss.smoothness() is None
+
+
+def _per_example_jacobians(X, W, loss, scale):
+    """``J_i(W) = (A_i V, A_i^T U, s)`` and ``rho_i(W)``, one example at a time."""
+    p, q = loss.shape
+    U, V, c = loss.unpack(W)
+    J, rho = [], []
+    for i in range(X.shape[0]):
+        A = scale[i] * X[i].reshape(p, q)
+        rho.append(np.sum(A * (U @ V.T)) + c - loss.y[i])
+        parts = [(A @ V).ravel(), (A.T @ U).ravel()]
+        J.append(np.concatenate(parts + ([[loss.intercept_scale]] if loss.fit_intercept
+                                         else [])))
+    return np.array(J), np.array(rho)
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("form", ["loss", "minimax"])
+def test_clipped_gradient_difference_matches_brute_force(fit_intercept, sparse, form):
+    # SPIDER's increments: per-example differences of gradients at W and
+    # W_prev, each scaled by min(1, C / bound) with the bound of the
+    # docstring (never below the difference's norm); in the minimax form the
+    # gradients are y_i J_i(W) at the per-record duals instead of rho_i J_i(W)
+    p, q, r, n = 4, 3, 2, 40
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(n, p * q))
+    X[rng.random(X.shape) < 0.2] = 0.0
+    y = rng.normal(size=n)
+    scale = np.minimum(1, 0.8 / np.linalg.norm(X, axis=1))
+    loss = MatrixSensingLoss(LinearDesign(sp.csr_matrix(X) if sparse else X, False, 0.8),
+                             y, (p, q), r, fit_intercept=fit_intercept, intercept_scale=0.3)
+    W_prev = rng.normal(size=loss.coef_shape)
+    W = W_prev + 0.05 * rng.normal(size=loss.coef_shape)
+    J, rho = _per_example_jacobians(X, W, loss, scale)
+    J_prev, rho_prev = _per_example_jacobians(X, W_prev, loss, scale)
+    if form == "minimax":
+        duals_prev = rho_prev + 0.1 * rng.normal(size=n)
+        duals = rho + 0.1 * rng.normal(size=n)
+        kwargs = {"duals": duals, "duals_prev": duals_prev}
+        rho, rho_prev = duals, duals_prev
+    else:
+        kwargs = {}
+    D = rho[:, None] * J - rho_prev[:, None] * J_prev
+    step = W - W_prev
+    J_step = _per_example_jacobians(X, step, loss, scale)[0][:, :(p + q) * r]
+    bound = (np.abs(rho - rho_prev) * np.linalg.norm(J, axis=1)
+             + np.abs(rho_prev) * np.linalg.norm(J_step, axis=1))
+    assert np.all(np.linalg.norm(D, axis=1) <= bound * (1 + 1e-12))
+    C = 0.05
+    assert np.mean(bound > C) > 0.3   # the clip binds for many examples
+    kept = D * np.minimum(1.0, C / bound)[:, None]
+    np.testing.assert_allclose(loss.clipped_grad_diff_sum(W, W_prev, C, **kwargs),
+                               kept.sum(axis=0), rtol=1e-9, atol=1e-12)
+    idx = np.array([0, 3, 9, 17, 30])
+    np.testing.assert_allclose(loss.clipped_grad_diff_sum(W, W_prev, C, idx=idx, **kwargs),
+                               kept[idx].sum(axis=0), rtol=1e-9, atol=1e-12)
+    # the gradient sum at the duals: clip_C(y_i J_i(W)); at y = rho it is the loss's
+    G = rho[:, None] * J
+    norms = np.linalg.norm(G, axis=1)
+    expected = (G * np.minimum(1.0, 0.5 / norms)[:, None]).sum(axis=0)
+    np.testing.assert_allclose(loss.clipped_grad_sum(W, 0.5, duals=kwargs.get("duals")),
+                               expected, rtol=1e-9, atol=1e-12)
+
+
+def test_dual_ascent_is_k_gradient_steps_and_stays_finite():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 6))
+    y = rng.normal(size=50)
+    loss = MatrixSensingLoss(LinearDesign(X, False), y, (3, 2), 1)
+    W = rng.normal(size=loss.coef_shape)
+    rho = loss.residuals(W)
+    duals = rng.normal(size=50)
+    stepped = duals.copy()
+    for _ in range(5):   # y_i <- y_i + lambda d/dy_i (y_i rho_i - y_i^2 / 2)
+        stepped = stepped + 0.3 * (rho - stepped)
+    np.testing.assert_allclose(loss.dual_ascent(W, duals, 0.3, 5), stepped, rtol=1e-12)
+    np.testing.assert_allclose(loss.dual_ascent(W, duals, 1.0, 1), rho, rtol=1e-12)
+    with pytest.raises(ValueError, match="duals must have shape"):
+        loss.dual_ascent(W, duals[:-1], 0.5, 5)
+    # a target so large that its residual overflows keeps a finite dual, whose
+    # clipped contribution is finite
+    y_huge = y.copy()
+    y_huge[0] = -1.5e308
+    X[0] = 1e300
+    huge = MatrixSensingLoss(LinearDesign(X, False, 1.0), y_huge, (3, 2), 1)
+    W_huge = np.full(huge.coef_shape, 1e155)
+    with np.errstate(over="ignore", invalid="ignore"):
+        assert not np.isfinite(huge.residuals(W_huge)[0])
+    out = huge.dual_ascent(W_huge, np.zeros(50), 0.5, 5)
+    assert np.all(np.isfinite(out))
+    assert np.all(np.isfinite(huge.clipped_grad_sum(W, 1.0, duals=out)))
 
 
 def test_loss_rejects_l1_clipping_and_wrong_width():

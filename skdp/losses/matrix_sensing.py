@@ -60,6 +60,8 @@ import scipy.sparse as sp
 __all__ = ["MatrixSensingLoss"]
 
 _F64_MAX = float(np.finfo(np.float64).max)
+#: bound on the minimax form's duals, so that their differences stay finite
+_DUAL_MAX = _F64_MAX / 4
 
 
 def _require_l2(norm):
@@ -99,7 +101,8 @@ class MatrixSensingLoss:
         Choosing ``s`` lets one step size suit both the factors and ``c``.
     """
 
-    capabilities = frozenset({"gradient", "gradient_difference", "values", "smooth", "hessian"})
+    capabilities = frozenset({"gradient", "gradient_difference", "values", "smooth", "hessian",
+                              "minimax"})
 
     @classmethod
     def public_constants(cls, row_bound, n_outputs=None, **params):
@@ -354,7 +357,7 @@ class MatrixSensingLoss:
             grads.append([self.intercept_scale * float(np.sum(weights)) if intercept else 0.0])
         return np.concatenate(grads)
 
-    def clipped_grad_sum(self, W, clip_norm, idx=None, norm=2):
+    def clipped_grad_sum(self, W, clip_norm, idx=None, norm=2, duals=None):
         """Sum over examples of per-example gradients clipped to ``clip_norm``.
 
         Parameters
@@ -367,6 +370,11 @@ class MatrixSensingLoss:
         norm : {2}
             Only the L2 norm is supported (the per-example gradient norm has
             no cheap closed form in L1).
+        duals : ndarray of shape (n_samples,) or None
+            The minimax form's per-record duals ``y`` (all records; rows
+            ``idx`` are used): the sum is then of the primal gradients
+            ``y_i J_i(W)`` of ``F_i`` (see :meth:`dual_ascent`) instead of
+            ``rho_i J_i(W)``. None is the loss itself.
 
         Returns
         -------
@@ -374,7 +382,7 @@ class MatrixSensingLoss:
         """
         _require_l2(norm)
         U, V, _ = self.unpack(W)
-        rho = self.residuals(W, idx)
+        rho = self.residuals(W, idx) if duals is None else self._duals(duals, idx)
         bound = self.gradient_norm_bounds(W, idx)
         # sign(rho) min(|rho|, C / bound): never the overflowing |rho| * bound,
         # never inf * 0; a bound of 0 means a zero gradient (A_i = 0, no intercept)
@@ -383,7 +391,8 @@ class MatrixSensingLoss:
         weights = np.copysign(np.minimum(np.abs(rho), limit), rho)
         return self._assemble(weights, U, V, idx)
 
-    def clipped_grad_diff_sum(self, W, W_prev, clip_norm, idx=None, norm=2):
+    def clipped_grad_diff_sum(self, W, W_prev, clip_norm, idx=None, norm=2, duals=None,
+                              duals_prev=None):
         r"""Sum of per-example gradient differences, each clipped to ``clip_norm``.
 
         With :math:`J_i(W) = (A_i V, A_i^\top U, s)` and :math:`\Delta = W - W'`,
@@ -399,7 +408,9 @@ class MatrixSensingLoss:
         never clipped less than needed. Both terms shrink with ``Delta``,
         as SPIDER's increments need. The sum is assembled term by term,
         ``(M_1 V, M_1^T U, s sum w_1) + (M_2 D_V, M_2^T D_U, 0)``: two passes
-        over ``X``, no per-example gradient array.
+        over ``X``, no per-example gradient array. In the minimax form the
+        duals take the residuals' place: the difference of ``y_i J_i(W)``
+        and ``y_i' J_i(W')`` has the same two terms with ``rho = y``.
 
         Parameters
         ----------
@@ -407,17 +418,26 @@ class MatrixSensingLoss:
         clip_norm : float
         idx : ndarray of int or None
         norm : {2}
+        duals, duals_prev : ndarray of shape (n_samples,) or None
+            The per-record duals at ``W`` and at ``W_prev`` (both or neither),
+            see :meth:`clipped_grad_sum`.
 
         Returns
         -------
         G : ndarray of shape ``coef_shape``, float64
         """
         _require_l2(norm)
+        if (duals is None) != (duals_prev is None):
+            raise ValueError("pass both duals and duals_prev, or neither.")
         W = np.asarray(W, dtype=np.float64)
         step = W - np.asarray(W_prev, dtype=np.float64)
-        rho_prev = self.residuals(W_prev, idx)
+        if duals is None:
+            rho_prev = self.residuals(W_prev, idx)
+            rho = self.residuals(W, idx)
+        else:
+            rho_prev, rho = self._duals(duals_prev, idx), self._duals(duals, idx)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            change = self.residuals(W, idx) - rho_prev
+            change = rho - rho_prev
             bound = (np.abs(change) * self.gradient_norm_bounds(W, idx)
                      + np.abs(rho_prev) * self.gradient_norm_bounds(step, idx,
                                                                     intercept=False))
@@ -430,6 +450,51 @@ class MatrixSensingLoss:
         dU, dV, _ = self.unpack(step)
         return (self._assemble(w_change, U, V, idx)
                 + self._assemble(w_prev, dU, dV, idx, intercept=False))
+
+    # -- the minimax form (paper 000, section 5) ------------------------------
+    def _duals(self, duals, idx):
+        duals = np.asarray(duals, dtype=np.float64)
+        if duals.shape != (self.n_samples,):
+            raise ValueError(f"duals must have shape ({self.n_samples},), got {duals.shape}.")
+        return duals if idx is None else duals[idx]
+
+    def dual_ascent(self, W, duals, step, steps):
+        r"""``steps`` gradient-ascent steps of size ``step`` on every record's dual.
+
+        The minimax form of paper 000 (section 5) gives each record a dual
+        :math:`y_i \in \mathbb{R}` and
+
+        .. math::
+
+            F_i(W, y_i) = y_i \rho_i(W) - \tfrac12 y_i^2, \qquad
+            \max_{y_i} F_i = \ell_i \ \text{at}\ y_i^* = \rho_i,
+
+        :math:`\partial_{y_i} F_i = \rho_i - y_i`: 1-strongly concave and
+        1-smooth in ``y_i`` (``Y = R^n``, no projection). With ``W`` fixed,
+        ``K`` steps :math:`y_i \leftarrow y_i + \lambda(\rho_i - y_i)` are
+        :math:`y_i \leftarrow \rho_i + (1 - \lambda)^K (y_i - \rho_i)`:
+        one data pass whatever ``K``. The duals are a function of each
+        record's own data and the iterates: private, never released.
+
+        Parameters
+        ----------
+        W : ndarray of shape ``coef_shape``
+        duals : ndarray of shape (n_samples,)
+        step : float
+            ``lambda`` in (0, 1].
+        steps : int
+            ``K >= 1``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        # residuals of huge targets can overflow: bounded duals stay finite
+        # (a NaN dual would put a NaN into the released sums)
+        with np.errstate(over="ignore", invalid="ignore"):
+            rho = np.clip(np.nan_to_num(self.residuals(W), nan=0.0), -_DUAL_MAX, _DUAL_MAX)
+        keep = (1.0 - step) ** steps
+        return (1.0 - keep) * rho + keep * self._duals(duals, None)
 
     def grad_sum(self, W, idx=None):
         """Unclipped gradient sum (non-private; for diagnostics and tests)."""

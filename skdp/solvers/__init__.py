@@ -6,7 +6,7 @@ A solver is ``plan(spec) -> Plan`` (public quantities only) and
 """
 
 from ._base import L2Penalty, Plan, ProblemSpec, Solver, SolverResult
-from ._queries import PrivateBatch, PrivateQueries, PrivateShards, QueryBudgetError
+from ._queries import PrivateBatch, PrivateDuals, PrivateQueries, PrivateShards, QueryBudgetError
 from ._registry import (
     available_solvers,
     get_solver,
@@ -25,6 +25,7 @@ __all__ = [
     "L2Penalty",
     "Plan",
     "PrivateBatch",
+    "PrivateDuals",
     "PrivateQueries",
     "PrivateShards",
     "ProblemSpec",

@@ -42,7 +42,8 @@ from ..accounting import (
     SparseVector,
 )
 
-__all__ = ["PrivateQueries", "PrivateBatch", "PrivateShards", "QueryBudgetError", "round_cost"]
+__all__ = ["PrivateQueries", "PrivateBatch", "PrivateDuals", "PrivateShards", "QueryBudgetError",
+           "round_cost"]
 
 
 class QueryBudgetError(RuntimeError):
@@ -215,6 +216,36 @@ class PrivateQueries:
         base = self._spec.noise(noise_multiplier, 1.0)
         return self.batch(base, sampling_rate).noisy_gradient(W, noise_multiplier)
 
+    def duals(self, ascent_step, ascent_steps):
+        """The per-record duals of the loss's minimax form, held here, never released.
+
+        For a loss with the ``'minimax'`` capability (one dual per record,
+        paper 000's form; see ``loss.dual_ascent``). The duals start at 0
+        (the paper's ``y_0``); :meth:`PrivateDuals.ascend` runs the exact
+        ascent steps on them, and the batch queries take the handle
+        (``duals=``) to return noisy primal gradients at the current duals.
+        Each dual is a function of its own record and the released
+        iterates, so a record's clipped contribution to a query is still a
+        function of that record alone: the queries' sensitivities, hence
+        their mechanisms, are unchanged, and the ascent itself releases
+        nothing and costs nothing.
+
+        Parameters
+        ----------
+        ascent_step : float
+            ``lambda`` in (0, 1].
+        ascent_steps : int
+            ``K >= 1`` steps per :meth:`PrivateDuals.ascend`.
+
+        Returns
+        -------
+        PrivateDuals
+        """
+        if "minimax" not in getattr(self._loss, "capabilities", ()):
+            raise ValueError(
+                f"{type(self._loss).__name__} has no per-record dual (minimax) form.")
+        return PrivateDuals(self, float(ascent_step), int(ascent_steps))
+
     def shards(self, n_nodes, seed, local_batch_size=1.0):
         """Split the records evenly over ``n_nodes`` nodes, at random by a public seed.
 
@@ -250,6 +281,39 @@ class PrivateQueries:
         return Composed([m if k == 1 else Repeated(m, k) for m, k in parts])
 
 
+class PrivateDuals:
+    """Per-record duals of one fit, built by :meth:`PrivateQueries.duals`.
+
+    The values stay inside (there is no accessor); a solver moves them
+    with :meth:`ascend` and passes the handle to
+    :meth:`PrivateBatch.noisy_gradient` and
+    :meth:`PrivateBatch.noisy_gradient_difference`, which use the current
+    duals and, for a difference, the duals of the last query.
+    """
+
+    def __init__(self, queries, ascent_step, ascent_steps):
+        self._queries = queries
+        self._step = ascent_step
+        self._steps = ascent_steps
+        self._current = np.zeros(queries.n_samples)
+        self._queried = self._current
+
+    def ascend(self, W):
+        """``K`` exact ascent steps on every dual at the public point ``W`` (releases nothing)."""
+        self._current = self._queries._loss.dual_ascent(W, self._current, self._step,
+                                                         self._steps)
+
+    def _for(self, queries):
+        if queries is not self._queries:
+            raise ValueError("these duals belong to another fit's queries.")
+        current, previous = self._current, self._queried
+        self._queried = current
+        return current, previous
+
+    def __repr__(self):
+        return f"PrivateDuals(ascent_step={self._step}, ascent_steps={self._steps})"
+
+
 class PrivateBatch:
     """The queries of one batch, drawn and charged by :meth:`PrivateQueries.batch`.
 
@@ -280,7 +344,7 @@ class PrivateBatch:
             )
         self._left[mechanism] -= 1
 
-    def noisy_gradient(self, W, noise_multiplier, *, clip_norm=None):
+    def noisy_gradient(self, W, noise_multiplier, *, clip_norm=None, duals=None):
         """Noisy sum of clipped per-example gradients over the batch, over ``rate * n``.
 
         Parameters
@@ -292,6 +356,9 @@ class PrivateBatch:
         clip_norm : float or None
             Per-example gradient bound (public); None uses ``spec.clip_norm``.
             The noise scales with it, so the mechanism is unchanged.
+        duals : PrivateDuals or None
+            The minimax form: gradients in ``W`` of ``F_i(W, y_i)`` at the
+            current duals (see :meth:`PrivateQueries.duals`).
 
         Returns
         -------
@@ -302,11 +369,12 @@ class PrivateBatch:
         base = spec.noise(noise_multiplier, 1.0)
         self._consume(base)
         C = spec.clip_norm if clip_norm is None else float(clip_norm)
-        G = q._loss.clipped_grad_sum(W, C, idx=self._idx, norm=base.sensitivity_norm)
+        extra = {} if duals is None else {"duals": duals._for(q)[0]}
+        G = q._loss.clipped_grad_sum(W, C, idx=self._idx, norm=base.sensitivity_norm, **extra)
         G += base.sample(q._rng, C, G.shape)
         return G / self.expected_size
 
-    def noisy_gradient_difference(self, W, W_prev, noise_multiplier, clip_norm):
+    def noisy_gradient_difference(self, W, W_prev, noise_multiplier, clip_norm, *, duals=None):
         r"""Noisy sum of clipped per-example gradient differences, over ``rate * n``.
 
         .. math::
@@ -325,6 +393,10 @@ class PrivateBatch:
         noise_multiplier : float
         clip_norm : float
             Per-example bound on the difference, > 0.
+        duals : PrivateDuals or None
+            The minimax form: differences of ``F_i``'s gradients in ``W``
+            at (``W``, the current duals) and (``W_prev``, the duals of the
+            handle's previous query).
 
         Returns
         -------
@@ -337,8 +409,11 @@ class PrivateBatch:
                 f"noisy_gradient_difference needs a finite clip_norm > 0, got {clip_norm!r}.")
         self._consume(base)
         C = float(clip_norm)
+        extra = {}
+        if duals is not None:
+            extra["duals"], extra["duals_prev"] = duals._for(q)
         G = q._loss.clipped_grad_diff_sum(W, W_prev, C, idx=self._idx,
-                                          norm=base.sensitivity_norm)
+                                          norm=base.sensitivity_norm, **extra)
         G += base.sample(q._rng, C, G.shape)
         return G / self.expected_size
 

@@ -160,6 +160,25 @@ class RecursiveGradientDescentAscent(Solver):
     escape_patience : 'auto' or int, default='auto'
         ``t_thres``: steps without escape after which the anchor is released;
         'auto' is ``min(50, ceil(T / 4))``.
+    dual : {'none', 'per_record'}, default='none'
+        'none' is the y-free form above. 'per_record' is the paper's
+        minimax form (section 5, for matrix sensing): one dual per record,
+        :math:`F_i(x, y_i) = y_i \rho_i(x) - y_i^2 / 2`, for losses with
+        the ``'minimax'`` capability (DPMatrixSensing). Each step first
+        runs ``ascent_steps`` exact ascent steps on every dual at the
+        released ``x_t`` (Algorithm 3's inner loop; the duals are private
+        and never released, so they need no noise), then the estimate of
+        :math:`\nabla_x f(x_t, y_t)` as above: refreshes of the clipped
+        :math:`y_i J_i(x_t)`, increments of the clipped differences
+        :math:`y_i J_i(x_t) - y_i' J_i(x_{t-1})` (same clip ``C_t``, same
+        noise, same accounting). The ascent lags :math:`y^*(x_t) = \rho(x_t)`
+        by :math:`(1 - \lambda)^K` of the last gap; the lag's share of
+        an increment is clipped with the rest (a bias, never a leak).
+    ascent_steps : int, default=5
+        ``K``, exact dual ascent steps per outer step (the paper's 5).
+    ascent_step : float, default=0.5
+        ``lambda`` in (0, 1], the dual step: ``1 / (2 L_y)`` with the duals'
+        smoothness ``L_y = 1`` (notes_000 section 4); 1 is exact maximisation.
     """
 
     name = "rgda"
@@ -180,6 +199,9 @@ class RecursiveGradientDescentAscent(Solver):
         "escape_step": "auto",
         "radius": "auto",
         "escape_patience": "auto",
+        "dual": "none",
+        "ascent_steps": 5,
+        "ascent_step": 0.5,
     }
     option_constraints = {
         "refresh_every": [POSITIVE_INT],
@@ -196,12 +218,20 @@ class RecursiveGradientDescentAscent(Solver):
         "escape_step": [StrOptions({"auto"}), POSITIVE],
         "radius": [StrOptions({"auto"}), POSITIVE],
         "escape_patience": [StrOptions({"auto"}), POSITIVE_INT],
+        "dual": [StrOptions({"none", "per_record"})],
+        "ascent_steps": [POSITIVE_INT],
+        "ascent_step": [Interval(float, 0, 1, closed="right")],
     }
     default_max_iter = 200
 
     def plan(self, spec):
         """Count the queries, calibrate one multiplier, resolve every constant (public)."""
         opts = spec.options
+        if opts["dual"] == "per_record" and "minimax" not in spec.loss_capabilities:
+            raise ValueError(
+                "rgda's solver_params={'dual': 'per_record'} needs a loss with one dual "
+                "per record (the minimax form of matrix sensing, DPMatrixSensing); this "
+                "model has none. Leave 'dual' at 'none' (the y-free form).")
         n = spec.n_samples
         T = int(spec.max_iter) if spec.max_iter is not None else self.default_max_iter
         q = int(opts["refresh_every"])
@@ -261,7 +291,9 @@ class RecursiveGradientDescentAscent(Solver):
                              "max_step": max_step,
                              "relative_max_step": float(opts["relative_max_step"]),
                              "escape_step": eta_H, "radius": radius, "patience": patience,
-                             "movement": (eta_H * alpha) ** 2})
+                             "movement": (eta_H * alpha) ** 2,
+                             "dual": opts["dual"], "ascent_steps": int(opts["ascent_steps"]),
+                             "ascent_step": float(opts["ascent_step"])})
 
     def solve(self, queries, plan):
         """Algorithm 2 on Algorithm 3's estimates; the escape logic is post-processing."""
@@ -270,6 +302,9 @@ class RecursiveGradientDescentAscent(Solver):
         penalty = spec.penalty
         rng = queries.rng
         x = queries.initial_coef()
+        duals = (queries.duals(d["ascent_step"], d["ascent_steps"])
+                 if d["dual"] == "per_record" else None)
+        extra = {} if duals is None else {"duals": duals}
         x_prev = v = None
         escaping, anchor, n_escape, since = False, None, 0, 0
         sum_sq = 0.0
@@ -281,14 +316,18 @@ class RecursiveGradientDescentAscent(Solver):
             return x - min(d["escape_step"], longest / norm) * g
 
         for t in range(plan.n_iter):
+            if duals is not None:
+                duals.ascend(x)
             if t % q == 0:
-                v = queries.batch(spec.noise(z, 1.0), d["refresh_rate"]).noisy_gradient(x, z)
+                v = queries.batch(spec.noise(z, 1.0), d["refresh_rate"]).noisy_gradient(
+                    x, z, **extra)
             else:
                 C = L * float(np.linalg.norm(x - x_prev))
                 if C > 0:  # no move, no query (and nothing released)
                     batch = queries.batch(spec.noise(d["increment_noise"], 1.0),
                                           d["increment_rate"])
-                    v = v + batch.noisy_gradient_difference(x, x_prev, d["increment_noise"], C)
+                    v = v + batch.noisy_gradient_difference(x, x_prev, d["increment_noise"], C,
+                                                            **extra)
             g = v + penalty.gradient(x)
             norm = float(np.linalg.norm(g))
             x_prev = x
