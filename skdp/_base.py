@@ -52,7 +52,7 @@ from .solvers import (
     unmet_requirements,
 )
 
-__all__ = ["PrivateEstimatorMixin"]
+__all__ = ["AccountedMixin", "PrivateEstimatorMixin"]
 
 #: attribute holding the accountant in force where an estimator was cloned or pickled
 _INHERITED = "_inherited_accountant"
@@ -80,7 +80,56 @@ def n_columns(X):
     return int(shape[1]) if len(shape) == 2 else None
 
 
-class PrivateEstimatorMixin:
+class AccountedMixin:
+    """Which accountant a charged fit goes to, and which noise stream it draws.
+
+    Shared by every object whose ``fit`` is charged (the estimators, and the
+    private transformers of :mod:`skdp.preprocessing`): it needs the
+    parameters ``accountant`` and ``random_state``. See the module docstring
+    for the rule that picks the accountant, which survives cloning and
+    pickling.
+    """
+
+    def _accountant_in_force(self):
+        """The accountant this estimator's fits are charged to (see the module doc)."""
+        if self.accountant is not None:
+            return self.accountant
+        entered = context_accountant()
+        if entered is not None:
+            return entered
+        inherited = self.__dict__.get(_INHERITED)
+        return inherited if inherited is not None else current_accountant()
+
+    def __sklearn_clone__(self):
+        clone = super().__sklearn_clone__()
+        if self.accountant is None:
+            if context_accountant() is not None:
+                # a search clones its template first in the caller's thread,
+                # later from joblib's dispatch threads (no context there): the
+                # template remembers the budget in force for those clones
+                self.__dict__[_INHERITED] = context_accountant()
+            setattr(clone, _INHERITED, self._accountant_in_force())
+        return clone
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        if self.accountant is None and state.get(_INHERITED) is None:
+            state = dict(state)
+            state[_INHERITED] = self._accountant_in_force()
+        return state
+
+    def _noise_rng(self, seed_index):
+        """The generator a charged fit draws its noise from.
+
+        ``seed_index`` is the accountant's count of earlier spends with this
+        seed (None for ``random_state=None``): fits charged to one
+        accountant never share noise.
+        """
+        return noise_generator(self.random_state, seed_index)
+
+
+
+class PrivateEstimatorMixin(AccountedMixin):
     """Common parameters, validation and the private fit skeleton.
 
     Subclasses define, from public quantities only:
@@ -188,44 +237,6 @@ class PrivateEstimatorMixin:
                 f"with these parameters{needs}; choose 'auto' or one of {valid}."
             )
         return name
-
-    # -- which accountant, which noise ------------------------------------
-    def _accountant_in_force(self):
-        """The accountant this estimator's fits are charged to (see the module doc)."""
-        if self.accountant is not None:
-            return self.accountant
-        entered = context_accountant()
-        if entered is not None:
-            return entered
-        inherited = self.__dict__.get(_INHERITED)
-        return inherited if inherited is not None else current_accountant()
-
-    def __sklearn_clone__(self):
-        clone = super().__sklearn_clone__()
-        if self.accountant is None:
-            if context_accountant() is not None:
-                # a search clones its template first in the caller's thread,
-                # later from joblib's dispatch threads (no context there): the
-                # template remembers the budget in force for those clones
-                self.__dict__[_INHERITED] = context_accountant()
-            setattr(clone, _INHERITED, self._accountant_in_force())
-        return clone
-
-    def __getstate__(self):
-        state = super().__getstate__()
-        if self.accountant is None and state.get(_INHERITED) is None:
-            state = dict(state)
-            state[_INHERITED] = self._accountant_in_force()
-        return state
-
-    def _noise_rng(self, seed_index):
-        """The generator a charged fit draws its noise from.
-
-        ``seed_index`` is the accountant's count of earlier spends with this
-        seed (None for ``random_state=None``): fits charged to one
-        accountant never share noise.
-        """
-        return noise_generator(self.random_state, seed_index)
 
     # -- the fit skeleton ---------------------------------------------------
     def _private_fit(self, X, y):

@@ -3,6 +3,7 @@
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import skdp
+from skdp.preprocessing import BoundedScaler, DPStandardScaler
 
 
 @parametrize_with_checks([skdp.DPLogisticRegression(), skdp.DPLinearSVC(),
@@ -31,6 +32,13 @@ import skdp
                           # paper 000: DP-SPIDER with saddle escape
                           skdp.DPLogisticRegression(solver="rgda"),
                           skdp.DPLinearSVC(solver="rgda"),
-                          skdp.DPMatrixSensing(solver="rgda")])
+                          skdp.DPMatrixSensing(solver="rgda"),
+                          # paper 000's minimax form (one private dual per record)
+                          skdp.DPMatrixSensing(solver="rgda",
+                                               solver_params={"dual": "per_record"}),
+                          # preprocessing from public bounds
+                          BoundedScaler(bounds=(-5.0, 5.0)),
+                          BoundedScaler(bounds=(-3.0, 10.0), feature_range=(0, 1)),
+                          DPStandardScaler(bounds=(-5.0, 5.0))])
 def test_sklearn_compatible(estimator, check):
     check(estimator)

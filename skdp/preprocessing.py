@@ -1,0 +1,424 @@
+"""Preprocessing for private pipelines: scaling from public bounds.
+
+A transformer fitted on private data is part of what a pipeline releases.
+scikit-learn's ``StandardScaler`` learns means and variances from the data
+without noise, so a pipeline that starts with it is not private, whatever
+the estimator after it. Two replacements:
+
+* :class:`BoundedScaler` clips each feature to a public range and maps it
+  linearly; its ``fit`` learns nothing from the values, so it costs no
+  privacy. Public ranges come from the data's documentation, a schema, or
+  domain knowledge (age 0-120, pixels 0-16).
+* :class:`DPStandardScaler` centres and scales by a noisy mean and variance
+  of the clipped values, charged to the accountant like an estimator fit.
+
+Measured on scikit-learn's small data sets (``benchmarks/bench_preprocessing.py``):
+the bounded map is within 0-3 points of the non-private scaler in front of
+``DPLogisticRegression``, and the noisy standardisation pays off only at
+large n (at n of a few hundred its noise costs more than centring gains).
+"""
+
+from numbers import Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._base import AccountedMixin, n_columns, n_rows
+from ._seeding import seed_key
+from .accounting import BudgetAccountant, Repeated, calibrate, noise_mechanism
+from .validation import (
+    POSITIVE,
+    RANDOM_STATE,
+    InstanceOf,
+    Interval,
+    validate_params,
+)
+
+__all__ = ["BoundedScaler", "DPStandardScaler", "pipeline_privacy_spent"]
+
+
+def _public_bounds(bounds, n_features, owner):
+    """``(lower, upper)`` as float64 arrays of shape ``(n_features,)``, checked."""
+    try:
+        lower, upper = bounds
+        lower = np.asarray(lower, dtype=np.float64)
+        upper = np.asarray(upper, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{owner}: bounds must be a pair (lower, upper) of numbers or of arrays of "
+            f"shape (n_features,), got {bounds!r}. From a table of per-feature "
+            "(min, max) rows, pass tuple(numpy.transpose(table))."
+        ) from None
+    for name, value in (("lower", lower), ("upper", upper)):
+        if value.ndim > 1 or value.size not in (1, n_features):
+            raise ValueError(
+                f"{owner}: the {name} bound has shape {value.shape}; it must be a number or "
+                f"have one value per feature ({n_features})."
+            )
+    lower = np.broadcast_to(lower.ravel(), (n_features,)).copy()
+    upper = np.broadcast_to(upper.ravel(), (n_features,)).copy()
+    if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
+        raise ValueError(f"{owner}: every bound must be finite; got lower={lower}, "
+                         f"upper={upper}.")
+    bad = np.flatnonzero(lower >= upper)
+    if bad.size:
+        raise ValueError(
+            f"{owner}: each feature needs lower < upper; features {bad.tolist()} have "
+            f"lower={lower[bad].tolist()}, upper={upper[bad].tolist()}."
+        )
+    return lower, upper
+
+
+def _n_features_of_bounds(bounds):
+    """Number of features the bounds describe (None for scalar bounds)."""
+    try:
+        sizes = {np.size(b) for b in bounds}
+    except TypeError:
+        return None
+    sizes.discard(1)
+    return sizes.pop() if len(sizes) == 1 else None
+
+
+def _clip(X, lower, upper):
+    """Dense ``X`` clipped per column (a new float array of X's float dtype)."""
+    return np.clip(X, lower.astype(X.dtype), upper.astype(X.dtype))
+
+
+class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    """Clip each feature to a public range and map it linearly: no privacy cost.
+
+    ``fit`` reads the data's shape only (it validates the input and records
+    ``n_features_in_``): what it learns is a function of the public
+    ``bounds`` alone, so it is safe to fit on private data, and a pipeline
+    ``make_pipeline(BoundedScaler(bounds), DPLogisticRegression(...))`` is
+    as private as its estimator.
+
+    Parameters
+    ----------
+    bounds : tuple (lower, upper)
+        The public range of each feature: numbers (the same for every
+        feature) or arrays of shape ``(n_features,)``, finite, with
+        ``lower < upper``. They must not be computed from the private data
+        (that would leak it): take them from the data's documentation, a
+        schema, or domain knowledge.
+    feature_range : tuple (min, max), default=(-1, 1)
+        Where ``[lower, upper]`` is mapped, for dense input.
+
+    Attributes
+    ----------
+    lower_, upper_ : ndarray of shape (n_features_in_,)
+        The bounds per feature.
+    scale_ : ndarray of shape (n_features_in_,)
+        Multiplier of the map (dense input).
+    min_ : ndarray of shape (n_features_in_,)
+        Offset of the map: ``transform(X) = clip(X) * scale_ + min_``.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined only when X has feature names that are all strings.
+
+    Notes
+    -----
+    Sparse input keeps its zeros: a feature is then scaled by
+    ``1 / max(|lower|, |upper|)`` without a shift (it needs ``lower <= 0 <=
+    upper``), which maps a range with ``lower = 0`` to ``[0, 1]`` and any
+    range into ``[-1, 1]``. Values outside the bounds are clipped (dense and
+    sparse alike), so every output row has a public norm bound: at most
+    ``sqrt(n_features) * max(|min|, |max|)`` of ``feature_range``, a
+    ``data_norm`` for the estimator after it.
+
+    Examples
+    --------
+    >>> from skdp.preprocessing import BoundedScaler
+    >>> BoundedScaler(bounds=(0, 16)).fit_transform([[0.0, 8.0], [16.0, 20.0]])
+    array([[-1.,  0.],
+           [ 1.,  1.]])
+    """
+
+    def __init__(self, bounds, feature_range=(-1, 1)):
+        self.bounds = bounds
+        self.feature_range = feature_range
+
+    def _check_range(self):
+        try:
+            a, b = (float(v) for v in self.feature_range)
+        except (TypeError, ValueError):
+            a, b = np.nan, np.nan
+        if not (np.isfinite(a) and np.isfinite(b) and a < b):
+            raise ValueError(
+                f"BoundedScaler: feature_range must be a pair (min, max) of finite numbers "
+                f"with min < max, got {self.feature_range!r}."
+            )
+        return a, b
+
+    def fit(self, X, y=None):
+        """Check ``X``'s shape against the bounds; read no value.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : BoundedScaler
+        """
+        a, b = self._check_range()
+        X = validate_data(self, X, accept_sparse=("csr", "csc"),
+                          dtype=[np.float64, np.float32], reset=True)
+        lower, upper = _public_bounds(self.bounds, X.shape[1], "BoundedScaler")
+        if sp.issparse(X) and not np.all((lower <= 0) & (upper >= 0)):
+            bad = np.flatnonzero((lower > 0) | (upper < 0)).tolist()
+            raise ValueError(
+                f"BoundedScaler: sparse input keeps its zeros, so every range must contain "
+                f"0 (features {bad} do not); densify X (X.toarray()) to map such ranges."
+            )
+        self.lower_, self.upper_ = lower, upper
+        self.scale_ = (b - a) / (upper - lower)
+        self.min_ = a - lower * self.scale_
+        return self
+
+    def transform(self, X):
+        """Clip to the bounds and map to ``feature_range`` (sparse: scale only).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_new : {ndarray, sparse matrix} of shape (n_samples, n_features)
+            Of X's float dtype (float32 stays float32).
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse=("csr", "csc"),
+                          dtype=[np.float64, np.float32], reset=False, copy=True)
+        if sp.issparse(X):
+            X = X.tocsr() if X.format != "csr" else X
+            cols = X.indices
+            X.data = np.clip(X.data, self.lower_[cols], self.upper_[cols]).astype(X.dtype)
+            X.data /= np.maximum(np.abs(self.lower_), np.abs(self.upper_))[cols].astype(X.dtype)
+            return X
+        out = _clip(X, self.lower_, self.upper_)
+        out *= self.scale_.astype(X.dtype)
+        out += self.min_.astype(X.dtype)
+        return out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+
+class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    r"""Centre and scale by a noisy mean and variance of the clipped values.
+
+    Each feature is clipped to its public range ``[l_j, u_j]`` and centred at
+    its midpoint ``m_j``, so each record's value lies in ``[-h_j, h_j]``
+    (``h_j = (u_j - l_j) / 2``). Two sums are released with noise (``n``
+    is public):
+
+    .. math::
+
+        S_1 = \sum_i (\bar x_i - m) + \xi_1, \qquad
+        S_2 = \sum_i (\bar x_i - m)^2 + \xi_2,
+
+    whose sensitivities under zero-out neighbours are ``||h||`` and
+    ``||h^2||`` (L2; L1 norms with ``delta = 0``), with Gaussian (Laplace for
+    ``delta = 0``) noise of scale ``z`` times each, ``z`` calibrated by
+    skdp's accountant so that the two releases compose to ``(epsilon,
+    delta)``. Then ``mean_ = m + S_1 / n`` (clipped to the range) and
+    ``var_ = S_2 / n - (S_1 / n)^2``, floored at ``(h / 100)^2``.
+    ``transform`` clips to the bounds and returns ``(x - mean_) / scale_``.
+
+    ``fit`` follows the estimators' rules: parameters and data are validated
+    before the accountant is charged (bad input costs nothing), an exhausted
+    budget is refused before the data is read, and every charged fit draws
+    its own noise (see :class:`~skdp.BudgetAccountant`).
+
+    When it pays off: on scikit-learn's small data sets (n of 100-1300) at
+    epsilon 1, spending a fifth of the budget here instead of using
+    :class:`BoundedScaler` lost accuracy (digits 0.876 -> 0.559, wine
+    0.737 -> 0.530, the issue's measurement), because the noise on ``S_1 /
+    n`` is of order ``z h / n`` per feature. Use it when n is large (tens of
+    thousands) or the public ranges are much wider than the data.
+
+    Parameters
+    ----------
+    bounds : tuple (lower, upper)
+        Public range of each feature, as for :class:`BoundedScaler`.
+    epsilon : float, default=1.0
+        Privacy budget of the fit, > 0.
+    delta : float, default=1e-5
+        In [0, 1); 0 gives pure epsilon-DP (Laplace noise).
+    accountant : BudgetAccountant or None, default=None
+        Charged with every fit; None uses the one in force (see
+        :class:`~skdp.DPLogisticRegression`).
+    random_state : int, RandomState, Generator or None, default=None
+        Seed of the noise.
+
+    Attributes
+    ----------
+    mean_, var_, scale_ : ndarray of shape (n_features_in_,)
+        The released statistics (``scale_ = sqrt(var_)``).
+    lower_, upper_ : ndarray of shape (n_features_in_,)
+    noise_multiplier_ : float
+        The calibrated ``z``.
+    privacy_spent_ : tuple of (float, float)
+    n_samples_seen_ : int
+        The public number of records.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined only when X has feature names that are all strings.
+    """
+
+    _parameter_constraints = {
+        "epsilon": [POSITIVE],
+        "delta": [Interval(Real, 0, 1, closed="left")],
+        "accountant": [None, InstanceOf(BudgetAccountant, name="a skdp.BudgetAccountant")],
+        "random_state": RANDOM_STATE,
+    }
+
+    def __init__(self, bounds, epsilon=1.0, delta=1e-5, accountant=None, random_state=None):
+        self.bounds = bounds
+        self.epsilon = epsilon
+        self.delta = delta
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def _mechanism(self, z):
+        return Repeated(noise_mechanism(float(self.delta))(z), 2)
+
+    def fit(self, X, y=None):
+        """Release the noisy mean and variance of the clipped features (charged).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Dense (centring would densify sparse input).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : DPStandardScaler
+        """
+        saved = dict(self.__dict__)
+        try:
+            self._charged_fit(X)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+        return self
+
+    def _charged_fit(self, X):
+        validate_params(type(self).__name__, self.get_params(deep=False),
+                        self._parameter_constraints)
+        if sp.issparse(X):
+            raise TypeError(
+                "DPStandardScaler does not accept sparse input: centring would densify "
+                "it. Use BoundedScaler (zeros stay zeros) or X.toarray()."
+            )
+        n, d = n_rows(X), n_columns(X)
+        if n is None or d is None or n < 1 or d < 1:
+            X = validate_data(self, X, dtype=[np.float64, np.float32])
+            n, d = X.shape
+        size = _n_features_of_bounds(self.bounds)
+        lower, upper = _public_bounds(self.bounds, d if size is None else size,
+                                      "DPStandardScaler")
+        delta = float(self.delta)
+        z = calibrate(self._mechanism, float(self.epsilon), delta)
+        mechanism = self._mechanism(z)
+        accountant = self._accountant_in_force()
+        accountant.check(self.epsilon, self.delta, mechanism=mechanism)
+        X = validate_data(self, X, dtype=[np.float64, np.float32])
+        if X.shape[1] != lower.size:
+            raise ValueError(f"DPStandardScaler: X has {X.shape[1]} features, the bounds "
+                             f"describe {lower.size}.")
+        record = accountant.charge(self.epsilon, self.delta, mechanism=mechanism,
+                                   label="DPStandardScaler", seed_key=seed_key(self.random_state))
+        rng = self._noise_rng(record.seed_index)
+        mid, half = (lower + upper) / 2.0, (upper - lower) / 2.0
+        centred = _clip(X, lower, upper).astype(np.float64) - mid
+        norm = 2 if delta > 0 else 1
+        sens_1 = float(np.linalg.norm(half, ord=norm))
+        sens_2 = float(np.linalg.norm(half ** 2, ord=norm))
+        noise = noise_mechanism(delta)(z)
+        s1 = centred.sum(axis=0) + noise.sample(rng, sens_1, (d,))
+        s2 = np.einsum("ij,ij->j", centred, centred) + noise.sample(rng, sens_2, (d,))
+        shift = np.clip(s1 / n, -half, half)
+        var = np.clip(s2 / n - shift ** 2, (half / 100.0) ** 2, half ** 2)
+        self.lower_, self.upper_ = lower, upper
+        self.mean_ = mid + shift
+        self.var_ = var
+        self.scale_ = np.sqrt(var)
+        self.noise_multiplier_ = float(z)
+        self.n_samples_seen_ = int(n)
+        self.privacy_spent_ = (float(self.epsilon), float(self.delta))
+
+    def transform(self, X):
+        """Clip to the bounds, centre by ``mean_`` and divide by ``scale_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_features)
+        """
+        check_is_fitted(self)
+        if sp.issparse(X):
+            raise TypeError("DPStandardScaler does not accept sparse input; use "
+                            "BoundedScaler or X.toarray().")
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        out = _clip(X, self.lower_, self.upper_)
+        out -= self.mean_.astype(X.dtype)
+        out /= self.scale_.astype(X.dtype)
+        return out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+
+def pipeline_privacy_spent(pipeline):
+    """Total ``(epsilon, delta)`` of a fitted pipeline's charged steps, by basic composition.
+
+    Sums ``privacy_spent_`` over the steps that have one (nested pipelines
+    and the transformers of a ``ColumnTransformer`` included). Basic
+    composition is always valid; an accountant with
+    ``composition='gaussian'`` may report a smaller total for the same fits.
+
+    Parameters
+    ----------
+    pipeline : fitted estimator
+        A ``Pipeline``, ``ColumnTransformer``, or a single fitted estimator.
+
+    Returns
+    -------
+    (epsilon, delta) : tuple of float
+    """
+    eps, delta = 0.0, 0.0
+    for step in _fitted_steps(pipeline):
+        spent = getattr(step, "privacy_spent_", None)
+        if spent is not None:
+            eps += float(spent[0])
+            delta += float(spent[1])
+    return eps, delta
+
+
+def _fitted_steps(estimator):
+    yield estimator
+    for _, step in getattr(estimator, "steps", []):
+        if not isinstance(step, str) and step is not None:
+            yield from _fitted_steps(step)
+    for _, step, _ in getattr(estimator, "transformers_", []):
+        if not isinstance(step, str):
+            yield from _fitted_steps(step)

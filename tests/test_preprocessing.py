@@ -1,0 +1,203 @@
+"""skdp.preprocessing: BoundedScaler (free) and DPStandardScaler (charged)."""
+
+import math
+from unittest import mock
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.pipeline import make_pipeline
+
+from skdp import BudgetAccountant, DPLogisticRegression
+from skdp.accounting import Gaussian, Laplace, Repeated, calibrate, get_epsilon
+from skdp.preprocessing import BoundedScaler, DPStandardScaler, pipeline_privacy_spent
+from skdp.testing import audit_estimator
+
+
+# --------------------------------------------------------------------------
+# BoundedScaler
+# --------------------------------------------------------------------------
+def test_bounded_scaler_clips_and_maps_each_feature():
+    X = np.array([[0.0, 10.0, -5.0], [16.0, 30.0, 5.0], [8.0, 50.0, 0.0], [-3.0, 0.0, 99.0]])
+    scaler = BoundedScaler(bounds=([0, 10, -5], [16, 30, 5])).fit(X)
+    expected = np.array([[-1, -1, -1], [1, 1, 1], [0, 1, 0], [-1, -1, 1.0]])
+    np.testing.assert_allclose(scaler.transform(X), expected)
+    out = BoundedScaler(bounds=(0, 16), feature_range=(0, 1)).fit_transform(X[:, :1])
+    np.testing.assert_allclose(out.ravel(), [0, 1, 0.5, 0])
+    X32 = X.astype(np.float32)
+    assert scaler.transform(X32).dtype == np.float32
+
+
+def test_bounded_scaler_learns_nothing_from_the_values():
+    rng = np.random.default_rng(0)
+    fits = [BoundedScaler(bounds=(-2.0, 3.0)).fit(data)
+            for data in (rng.normal(size=(50, 4)), 100 * rng.normal(size=(50, 4)) + 7)]
+    for name in ("lower_", "upper_", "scale_", "min_"):
+        np.testing.assert_array_equal(getattr(fits[0], name), getattr(fits[1], name))
+
+
+def test_bounded_scaler_keeps_sparse_input_sparse():
+    rng = np.random.default_rng(1)
+    dense = rng.integers(0, 20, size=(30, 5)).astype(float)
+    dense[rng.random(dense.shape) < 0.6] = 0.0
+    X = sp.csr_matrix(dense)
+    out = BoundedScaler(bounds=(0, 16)).fit(X).transform(X)
+    assert sp.issparse(out) and out.nnz == X.nnz
+    # lower = 0: [0, upper] -> [0, 1], values above the bound clipped, zeros kept
+    np.testing.assert_allclose(out.toarray(), np.minimum(dense, 16) / 16)
+    # a range around 0 is scaled by its larger end, into [-1, 1]
+    out = BoundedScaler(bounds=(-4, 16)).fit(X).transform(sp.csc_matrix(-dense))
+    np.testing.assert_allclose(out.toarray(), np.maximum(-dense, -4) / 16)
+
+
+@pytest.mark.parametrize("bounds, X, match", [
+    ((0, np.inf), np.ones((3, 2)), "finite"),
+    ((np.nan, 1), np.ones((3, 2)), "finite"),
+    ((1, 1), np.ones((3, 2)), "lower < upper"),
+    (([0, 2], [1, 1]), np.ones((3, 2)), "features \\[1\\]"),
+    (([0, 0, 0], 1), np.ones((3, 2)), "one value per feature \\(2\\)"),
+    ((0,), np.ones((3, 2)), "pair \\(lower, upper\\)"),
+    (5.0, np.ones((3, 2)), "pair \\(lower, upper\\)"),
+    ((1, 2), sp.csr_matrix(np.ones((3, 2))), "contain 0"),
+])
+def test_bounded_scaler_rejects_bad_bounds(bounds, X, match):
+    with pytest.raises(ValueError, match=match):
+        BoundedScaler(bounds=bounds).fit(X)
+
+
+def test_bounded_scaler_rejects_a_bad_feature_range():
+    with pytest.raises(ValueError, match="feature_range"):
+        BoundedScaler(bounds=(0, 1), feature_range=(1, -1)).fit(np.ones((2, 2)))
+
+
+# --------------------------------------------------------------------------
+# DPStandardScaler
+# --------------------------------------------------------------------------
+class _Recorder(np.random.Generator):
+    scales = []
+
+    def normal(self, loc=0.0, scale=1.0, size=None):
+        _Recorder.scales.append(float(scale))
+        return super().normal(loc, scale, size)
+
+    def laplace(self, loc=0.0, scale=1.0, size=None):
+        _Recorder.scales.append(float(scale))
+        return super().laplace(loc, scale, size)
+
+
+class _Noiseless(np.random.Generator):
+    def normal(self, loc=0.0, scale=1.0, size=None):
+        return np.zeros(size) + loc
+
+
+def _recording(rng_class):
+    real = DPStandardScaler._noise_rng
+    return mock.patch.object(DPStandardScaler, "_noise_rng",
+                             lambda self, i: rng_class(real(self, i).bit_generator))
+
+
+@pytest.mark.parametrize("delta, base, norm", [(1e-5, Gaussian, 2), (0.0, Laplace, 1)])
+def test_dp_standard_scaler_charges_its_cost_and_draws_the_calibrated_noise(delta, base, norm):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 3, size=(500, 3))
+    lower, upper = np.array([-1.0, 0.0, -2.0]), np.array([3.0, 2.0, 6.0])
+    acc = BudgetAccountant()
+    _Recorder.scales = []
+    with _recording(_Recorder):
+        scaler = DPStandardScaler(bounds=(lower, upper), epsilon=0.7, delta=delta,
+                                  accountant=acc, random_state=0).fit(X)
+    # our own calibration: two releases of one multiplier compose to (0.7, delta)
+    z = calibrate(lambda s: Repeated(base(s), 2), 0.7, delta)
+    assert scaler.noise_multiplier_ == pytest.approx(z, rel=1e-9)
+    assert get_epsilon(Repeated(base(z), 2), delta) <= 0.7 * (1 + 1e-9)
+    (spend,) = acc.spends
+    assert (spend.epsilon, spend.delta) == (0.7, delta)
+    assert spend.mechanism == Repeated(base(z), 2)
+    assert scaler.privacy_spent_ == (0.7, delta)
+    # the sums' sensitivities: ||h|| and ||h^2|| (L2; L1 for Laplace), h the half-ranges
+    half = (upper - lower) / 2
+    assert _Recorder.scales == pytest.approx([z * np.linalg.norm(half, norm),
+                                              z * np.linalg.norm(half ** 2, norm)])
+
+
+def test_dp_standard_scaler_estimates_mean_and_scale_at_large_n():
+    rng = np.random.default_rng(3)
+    X = rng.normal([1.0, -2.0], [0.5, 2.0], size=(50000, 2))
+    scaler = DPStandardScaler(bounds=([-4, -10], [6, 6]), epsilon=1.0, random_state=0,
+                              accountant=BudgetAccountant()).fit(X)
+    # noise on the mean: z * ||h|| / n = about 5 * 9.4 / 5e4 = 1e-3; the
+    # clipping of the second feature at -10 / 6 moves its moments by < 1e-3
+    np.testing.assert_allclose(scaler.mean_, [1.0, -2.0], atol=0.02)
+    np.testing.assert_allclose(scaler.scale_, [0.5, 2.0], rtol=0.05)
+    Z = scaler.transform(X)
+    np.testing.assert_allclose(Z.mean(axis=0), 0.0, atol=0.03)
+    np.testing.assert_allclose(Z.std(axis=0), 1.0, atol=0.06)
+
+
+def test_dp_standard_scaler_fits_never_share_noise():
+    X = np.random.default_rng(0).uniform(size=(100, 2))
+    acc = BudgetAccountant()
+    a, b = (DPStandardScaler(bounds=(0, 1), random_state=0, accountant=acc).fit(X)
+            for _ in range(2))
+    assert not np.allclose(a.mean_, b.mean_)
+    replay = DPStandardScaler(bounds=(0, 1), random_state=0,
+                              accountant=BudgetAccountant()).fit(X)
+    np.testing.assert_array_equal(replay.mean_, a.mean_)
+
+
+@pytest.mark.parametrize("X, params, error, match", [
+    (np.array([[0.0, np.nan], [1.0, 0.0]]), {}, ValueError, "NaN"),
+    (np.array([[0.0, np.inf], [1.0, 0.0]]), {}, ValueError, "infinity"),
+    (np.ones((4, 2)), {"epsilon": 0.0}, ValueError, "epsilon"),
+    (np.ones((4, 2)), {"delta": 1.0}, ValueError, "delta"),
+    (np.ones((4, 2)), {"bounds": ([0, 0, 0], 1)}, ValueError, "describe 3"),
+    (np.ones((4, 2)), {"bounds": (1, 0)}, ValueError, "lower < upper"),
+    (sp.csr_matrix(np.ones((4, 2))), {}, TypeError, "sparse"),
+    (np.ones((4, 2)), {"epsilon": 50.0}, ValueError, "budget"),
+])
+def test_dp_standard_scaler_bad_input_costs_nothing(X, params, error, match):
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    scaler = DPStandardScaler(**{"bounds": (-1, 1), "accountant": acc, **params})
+    with pytest.raises(error, match=match):
+        scaler.fit(X)
+    assert len(acc.spends) == 0 and not hasattr(scaler, "mean_")
+
+
+def _first_mean(model):
+    return float(model.mean_[0])
+
+
+def test_dp_standard_scaler_audit_passes_and_catches_a_noiseless_fit():
+    # D: 100 records at the centre of the range; the canary at its upper end
+    # moves S_1 by the full sensitivity h = 1
+    X = np.zeros((100, 1))
+    scaler = DPStandardScaler(bounds=(-1.0, 1.0), epsilon=2.0, delta=1e-5)
+    y = np.zeros(100)   # ignored by the scaler
+    result = audit_estimator(scaler, X, y, np.array([1.0]), 0.0, _first_mean,
+                             n_runs=1000, random_state=0)
+    assert result.claimed_epsilon == 2.0
+    assert result.epsilon_lower_bound <= 2.0, result.summary()
+    with _recording(_Noiseless):
+        control = audit_estimator(scaler, X, y, np.array([1.0]), 0.0, _first_mean,
+                                  n_runs=200, random_state=0)
+    assert control.epsilon_lower_bound > 2.0, control.summary()
+
+
+# --------------------------------------------------------------------------
+# Pipelines
+# --------------------------------------------------------------------------
+def test_pipeline_privacy_spent_sums_the_charged_steps():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] > 0).astype(int)
+    acc = BudgetAccountant()
+    pipe = make_pipeline(BoundedScaler(bounds=(-3, 3)),
+                         DPStandardScaler(bounds=(-1, 1), epsilon=0.5, accountant=acc,
+                                          random_state=0),
+                         DPLogisticRegression(epsilon=1.0, accountant=acc, random_state=0))
+    pipe.fit(X, y)
+    eps, delta = pipeline_privacy_spent(pipe)
+    assert eps == pytest.approx(1.5) and delta == pytest.approx(1e-5 + 1e-5)
+    assert acc.spent() == pytest.approx((eps, delta))
+    assert pipeline_privacy_spent(make_pipeline(BoundedScaler((0, 1))).fit(X)) == (0.0, 0.0)
+    assert math.isclose(pipeline_privacy_spent(pipe[-1])[0], 1.0)
