@@ -330,3 +330,45 @@ def test_recovery_error_at_epsilon_1_and_8():
             errors[eps].append(_relative_error(est, X_star))
     assert np.mean(errors[1.0]) <= 0.20, errors
     assert np.mean(errors[8.0]) <= 0.05, errors
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_one_example_never_contributes_more_than_the_clip(dtype, sparse, fit_intercept):
+    # rows from tiny (1e-170: their squares underflow) to huge, targets up to
+    # 1e300, zero rows with huge targets, factors of any scale, duals anywhere:
+    # every example's clipped gradient and gradient difference is finite and
+    # within C (the review that found rows of 1e-170 passing unclipped, and
+    # float32 zero rows turning into NaN, measured 1e128 and NaN here)
+    rng = np.random.default_rng(7)
+    p, q, r, n = 4, 3, 2, 24
+    lo = -170 if dtype == np.float64 else -40
+    X = rng.normal(size=(n, p * q)) * 10.0 ** rng.integers(lo, 30, size=(n, 1))
+    X[:3] = 10.0 ** lo * rng.normal(size=(3, p * q))
+    X[3] = 0.0
+    y = rng.normal(size=n) * 10.0 ** rng.integers(-5, 300, size=n)
+    y[:4] = 1e300
+    X = X.astype(dtype)
+    # rounding of the assembly in X's dtype (float32 weights and products: a
+    # few units of 2**-24), the same order as the rounding of any sum of them
+    slack = 1e-9 if dtype == np.float64 else 2.0 ** -20
+    for trial in range(4):
+        design = LinearDesign(sp.csr_matrix(X) if sparse else X, False, [None, 1.0][trial % 2])
+        loss = MatrixSensingLoss(design, y, (p, q), r, fit_intercept=fit_intercept)
+        W = rng.normal(size=loss.coef_shape) * 10.0 ** rng.integers(-30, 4)
+        W_prev = W + rng.normal(size=W.shape) * 10.0 ** rng.integers(-200, 2)
+        duals_prev = rng.choice([0.0, 1e-300, 1.0, 1e300, -1e300], size=n)
+        duals = loss.dual_ascent(W, duals_prev, 0.5, 5)
+        C = float(10.0 ** rng.integers(-10, 3))
+        for i in range(n):
+            idx = np.array([i])
+            with np.errstate(all="ignore"):
+                out = [loss.clipped_grad_sum(W, C, idx=idx),
+                       loss.clipped_grad_sum(W, C, idx=idx, duals=duals),
+                       loss.clipped_grad_diff_sum(W, W_prev, C, idx=idx),
+                       loss.clipped_grad_diff_sum(W, W_prev, C, idx=idx, duals=duals,
+                                                  duals_prev=duals_prev)]
+            for G in out:
+                assert np.all(np.isfinite(G)) and np.linalg.norm(G) <= C * (1 + slack), \
+                    (trial, i, np.linalg.norm(G), C)

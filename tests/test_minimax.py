@@ -203,7 +203,7 @@ def test_minimax_form_at_exact_duals_is_the_y_free_form():
                                accountant=BudgetAccountant()).fit(X, y).low_rank_matrix_
 
     y_free = fit()
-    np.testing.assert_allclose(fit(dual="per_record", ascent_step=1.0, ascent_steps=1),
+    np.testing.assert_allclose(fit(dual="per_record", ascent_step=1, ascent_steps=1),
                                y_free, rtol=1e-9, atol=1e-12)
     lagging = fit(dual="per_record", ascent_step=0.2, ascent_steps=1)
     assert np.linalg.norm(lagging - y_free) > 1e-3 * np.linalg.norm(y_free)

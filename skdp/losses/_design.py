@@ -24,8 +24,8 @@ it is there), so nothing here overflows or underflows for finite input:
   recomputed scaled by their largest entry (like ``hypot``); a norm above
   the largest float is taken as the largest float;
 * *extreme* rows, whose norm exceeds a dtype-dependent threshold (2**40
-  for float32, 2**200 for float64) or whose clipping factor is below its
-  inverse, are kept apart, once, as float64 unit rows ``u_i = x_i /
+  for float32, 2**200 for float64), is below its inverse but not zero, or
+  whose clipping factor is below its inverse, are kept apart, once, as float64 unit rows ``u_i = x_i /
   ||x_i||`` with the multiplier ``m_i = min(||x_i||, data_norm)``; the
   passes over ``X`` give them weight 0 and add ``m_i (u_i @ W)`` and
   ``sum_i (R_i m_i) u_i`` computed from the unit rows. A huge row is thus
@@ -52,6 +52,9 @@ _SQ_LO = 2.0 ** -800
 #: extreme (kept apart as unit rows): the single pass over X stays far from
 #: overflow (``|x @ w| <= limit ||w||``) and underflow (``s_i R_i``)
 _EXTREME = {np.dtype(np.float32): 2.0 ** 40, np.dtype(np.float64): 2.0 ** 200}
+#: float32 passes take weights below this (entries of ordinary rows are
+#: below 2**40, so products and sums stay far below float32's 2**128)
+_NARROW_SAFE = 2.0 ** 60
 
 
 #: a few sparse rows (one node's sample) are gathered into a dense array up
@@ -195,7 +198,9 @@ class LinearDesign:
         norms = _l2_row_norms(X)
         self._raw_l2_norms = norms
         limit = _EXTREME[np.dtype(self.dtype)]
-        extreme = norms > limit
+        # tiny rows too: their products underflow, and weights that clip their
+        # gradients (up to C / ||x_i||) would overflow X's dtype
+        extreme = (norms > limit) | ((norms > 0) & (norms < 1.0 / limit))
         if data_norm is None:
             scale = None
             feature_norms = norms
@@ -367,7 +372,12 @@ class LinearDesign:
             R_scaled = R
         if extreme is not None:
             R_scaled[extreme[0]] = 0.0  # (a copy: scale is set when rows are extreme)
-        G_feat = np.asarray(X.T @ R_scaled.astype(self.dtype, copy=False), dtype=np.float64)
+        if self.dtype != np.float64 and not np.all(np.abs(R_scaled) < _NARROW_SAFE):
+            # weights beyond float32's safe range: the pass in float64 (rare)
+            G_feat = np.asarray(X.T @ np.asarray(R_scaled, dtype=np.float64), dtype=np.float64)
+        else:
+            G_feat = np.asarray(X.T @ R_scaled.astype(self.dtype, copy=False),
+                                dtype=np.float64)
         if extreme is not None:
             pos, unit, mult = extreme
             R_ext = R[pos] * (mult if R.ndim == 1 else mult[:, None])

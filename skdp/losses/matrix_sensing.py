@@ -60,8 +60,15 @@ import scipy.sparse as sp
 __all__ = ["MatrixSensingLoss"]
 
 _F64_MAX = float(np.finfo(np.float64).max)
+#: ratios and limits below this have lost precision (near the denormal range)
+_TINY = 2.0 ** -1000
 #: bound on the minimax form's duals, so that their differences stay finite
 _DUAL_MAX = _F64_MAX / 4
+
+
+def _normal(weights):
+    """Weights below the normal range (imprecise) set to 0: dropping a term is safe."""
+    return np.where(np.abs(weights) >= _TINY, weights, 0.0)
 
 
 def _require_l2(norm):
@@ -269,38 +276,38 @@ class MatrixSensingLoss:
         return (np.sqrt(sq) * rel + g * a * f) ** 2
 
     def _sparse_sq_bounds(self, U, V, X, a):
-        """Upper bounds on ``||A_i V||_F^2 + ||A_i^T U||_F^2`` by sparse products."""
+        """Upper bounds on ``(||A_i V||_F^2, ||A_i^T U||_F^2)`` by sparse products."""
         p, q = self.shape
         r = self.rank
         X = sp.csr_matrix(X)
         K_v = sp.kron(sp.identity(p, format="csr"), sp.csr_matrix(V), format="csr")
         K_u = sp.kron(sp.csr_matrix(U), sp.identity(q, format="csr"), format="csr")
-        total = 0.0
+        out = []
         for K, F, k in ((K_v, V, q), (K_u, U, p)):
             AF = sp.csr_matrix(X @ K.astype(X.dtype), dtype=np.float64)
             sq = np.asarray(AF.multiply(AF).sum(axis=1), dtype=np.float64).ravel()
             f = float(np.sqrt(np.sum(F * F)))
             g = _gamma(k + 1, X.dtype)
             rel = 1.0 + _gamma((p + q) * r + 2, np.float64)  # the sum of squares
-            total = total + (np.sqrt(sq) * rel + g * a * f) ** 2
-        return total
+            out.append((np.sqrt(sq) * rel + g * a * f) ** 2)
+        return tuple(out)
 
-    def _extreme_norms(self, unit, U, V):
-        """Upper bounds on ``||(u_i V, u_i^T U)||_F`` of unit rows (float64, direct)."""
+    def _extreme_sq_bounds(self, unit, U, V):
+        """Upper bounds on ``(||u_i V||_F^2, ||u_i^T U||_F^2)`` of unit rows (float64)."""
         p, q = self.shape
         r = self.rank
         if sp.issparse(unit):
-            return np.sqrt(self._sparse_sq_bounds(U, V, unit, np.ones(unit.shape[0])))
+            return self._sparse_sq_bounds(U, V, unit, np.ones(unit.shape[0]))
         A = unit.reshape(-1, p, q)
         AV = A @ V
         AU = A.transpose(0, 2, 1) @ U
-        total = 0.0
+        out = []
         for prod, F, k in ((AV, V, q), (AU, U, p)):
             sq = np.einsum("ijk,ijk->i", prod, prod)
             f = float(np.sqrt(np.sum(F * F)))
             rel = 1.0 + _gamma((p + q) * r + 2, np.float64)  # the sum of squares
-            total = total + (np.sqrt(sq) * rel + _gamma(k + 1, np.float64) * f) ** 2
-        return np.sqrt(total)
+            out.append((np.sqrt(sq) * rel + _gamma(k + 1, np.float64) * f) ** 2)
+        return tuple(out)
 
     def gradient_norm_bounds(self, W, idx=None, intercept=True):
         """Upper bounds on ``||(A_i V, A_i^T U, s)||`` of the (row-clipped) rows.
@@ -324,29 +331,41 @@ class MatrixSensingLoss:
         ndarray of shape (n_rows,), float64
         """
         U, V, _ = self.unpack(W)
+        # the factors at unit norm: no square of a tiny or huge factor (the
+        # norms f scale the results, without underflow or overflow)
+        f_u, f_v = float(np.linalg.norm(U)), float(np.linalg.norm(V))
+        U = U / f_u if f_u > 0 else U
+        V = V / f_v if f_v > 0 else V
         design = self.design
         X = design.X if idx is None else design.X[idx]
         a = design.raw_feature_norms(idx)
+
+        def combine(sq_v, sq_u):
+            return np.hypot(f_v * np.sqrt(sq_v), f_u * np.sqrt(sq_u))
+
         with np.errstate(over="ignore", invalid="ignore"):
             if sp.issparse(X):
-                sq = self._sparse_sq_bounds(U, V, X, a)
+                norms = combine(*self._sparse_sq_bounds(U, V, X, a))
             else:
                 how_v, how_u = self._dense_plan()
-                sq = (self._dense_sq_bounds(V, "right", how_v, X, idx, a)
-                      + self._dense_sq_bounds(U, "left", how_u, X, idx, a))
+                norms = combine(self._dense_sq_bounds(V, "right", how_v, X, idx, a),
+                                self._dense_sq_bounds(U, "left", how_u, X, idx, a))
             scale = design.row_scale
-            norms = np.sqrt(sq)
             if scale is not None:
                 norms = norms * (scale if idx is None else scale[idx])
         extreme = design.extreme_rows(idx)
         if extreme is not None:
             pos, unit, mult = extreme
             with np.errstate(over="ignore"):
-                norms[pos] = np.minimum(mult * self._extreme_norms(unit, U, V), _F64_MAX)
+                norms[pos] = np.minimum(mult * combine(*self._extreme_sq_bounds(unit, U, V)),
+                                        _F64_MAX)
         if self.fit_intercept and intercept:
             norms = np.hypot(norms, self.intercept_scale)
-        # absorbs the relative rounding of the last few operations
-        return norms * (1.0 + 2.0 ** -40)
+        # absorbs the relative rounding of the last few operations (that of the
+        # unit-norm factors included) and, for a positive bound, the absolute
+        # error of a result below the normal range
+        norms = norms * (1.0 + 2.0 ** -40)
+        return np.where(norms > 0, norms + 2.0 ** -1060, 0.0)
 
     def _assemble(self, weights, U, V, idx, intercept=True):
         """``(M V, M^T U, sum w)`` with ``M = sum_i w_i A_i``, flat like ``W``."""
@@ -386,9 +405,12 @@ class MatrixSensingLoss:
         bound = self.gradient_norm_bounds(W, idx)
         # sign(rho) min(|rho|, C / bound): never the overflowing |rho| * bound,
         # never inf * 0; a bound of 0 means a zero gradient (A_i = 0, no intercept)
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", under="ignore"):
             limit = np.where(bound > 0, clip_norm / bound, 0.0)
-        weights = np.copysign(np.minimum(np.abs(rho), limit), rho)
+        # a limit below the normal range has lost its precision: such an
+        # example (a gradient direction beyond 2**1000 C) is dropped
+        limit = np.where(limit >= _TINY, limit, 0.0)
+        weights = _normal(np.copysign(np.minimum(np.abs(rho), limit), rho))
         return self._assemble(weights, U, V, idx)
 
     def clipped_grad_diff_sum(self, W, W_prev, clip_norm, idx=None, norm=2, duals=None,
@@ -436,16 +458,25 @@ class MatrixSensingLoss:
             rho = self.residuals(W, idx)
         else:
             rho_prev, rho = self._duals(duals_prev, idx), self._duals(duals, idx)
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
             change = rho - rho_prev
             bound = (np.abs(change) * self.gradient_norm_bounds(W, idx)
                      + np.abs(rho_prev) * self.gradient_norm_bounds(step, idx,
                                                                     intercept=False))
-            scale = np.where(bound > clip_norm, clip_norm / bound, 1.0)
-        # a bound that is NaN or inf (overflowing rows) keeps nothing
-        keep = np.isfinite(bound)
-        w_change = np.where(keep, scale * np.where(keep, change, 0.0), 0.0)
-        w_prev = np.where(keep, scale * np.where(keep, rho_prev, 0.0), 0.0)
+            # a bound that is NaN or inf (overflowing rows) keeps nothing, and
+            # so does a bound of 0: either the difference is 0, or its norm
+            # underflowed, and the weights may still be large
+            keep = np.isfinite(bound) & (bound > 0)
+            safe = np.where(keep, bound, 1.0)
+            clip = keep & (bound > clip_norm)
+            # clipped weights C (w / bound): the ratios are at most 1 / ||J||,
+            # never the denormal C / bound times a huge w; a ratio below the
+            # normal range drops its term (the other term alone is within C)
+            r_change = np.where(keep, change, 0.0) / safe
+            r_prev = np.where(keep, rho_prev, 0.0) / safe
+            w_change = np.where(clip, clip_norm * r_change, np.where(keep, change, 0.0))
+            w_prev = np.where(clip, clip_norm * r_prev, np.where(keep, rho_prev, 0.0))
+        w_change, w_prev = _normal(w_change), _normal(w_prev)
         U, V, _ = self.unpack(W)
         dU, dV, _ = self.unpack(step)
         return (self._assemble(w_change, U, V, idx)

@@ -60,6 +60,7 @@ References
 
 import functools
 import math
+from numbers import Real
 
 import numpy as np
 
@@ -213,14 +214,14 @@ class RecursiveGradientDescentAscent(Solver):
         "threshold": [StrOptions({"auto"}), POSITIVE],
         "max_step": [StrOptions({"auto"}), POSITIVE],
         "step_scale": [POSITIVE],
-        "relative_max_step": [Interval(float, 0, None, closed="left")],
+        "relative_max_step": [Interval(Real, 0, None, closed="left")],
         "escape": [Boolean],
         "escape_step": [StrOptions({"auto"}), POSITIVE],
         "radius": [StrOptions({"auto"}), POSITIVE],
         "escape_patience": [StrOptions({"auto"}), POSITIVE_INT],
         "dual": [StrOptions({"none", "per_record"})],
         "ascent_steps": [POSITIVE_INT],
-        "ascent_step": [Interval(float, 0, 1, closed="right")],
+        "ascent_step": [Interval(Real, 0, 1, closed="right")],
     }
     default_max_iter = 200
 
