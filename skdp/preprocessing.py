@@ -12,10 +12,11 @@ the estimator after it. Two replacements:
 * :class:`DPStandardScaler` centres and scales by a noisy mean and variance
   of the clipped values, charged to the accountant like an estimator fit.
 
-Measured on scikit-learn's small data sets (``benchmarks/bench_preprocessing.py``):
-the bounded map is within 0-3 points of the non-private scaler in front of
-``DPLogisticRegression``, and the noisy standardisation pays off only at
-large n (at n of a few hundred its noise costs more than centring gains).
+Measured on scikit-learn's small data sets (breast_cancer, wine, digits,
+iris; 70/30 splits, 5 seeds, ``DPLogisticRegression`` defaults): the
+bounded map is within 0-3 points of the non-private scaler in front of the
+estimator, and the noisy standardisation pays off only at large n (at n of
+a few hundred its noise costs more than centring gains).
 """
 
 from numbers import Real
