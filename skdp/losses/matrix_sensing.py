@@ -407,9 +407,8 @@ class MatrixSensingLoss:
         # never inf * 0; a bound of 0 means a zero gradient (A_i = 0, no intercept)
         with np.errstate(divide="ignore", under="ignore"):
             limit = np.where(bound > 0, clip_norm / bound, 0.0)
-        # a limit below the normal range has lost its precision: such an
-        # example (a gradient direction beyond 2**1000 C) is dropped
-        limit = np.where(limit >= _TINY, limit, 0.0)
+        # a weight below the normal range (e.g. a limit that lost its
+        # precision: a gradient direction beyond 2**1000 C) is dropped
         weights = _normal(np.copysign(np.minimum(np.abs(rho), limit), rho))
         return self._assemble(weights, U, V, idx)
 
