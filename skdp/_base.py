@@ -329,4 +329,5 @@ class PrivateEstimatorMixin(AccountedMixin):
             epsilon=float(self.epsilon), delta=float(self.delta),
             batch_size=self.batch_size, max_iter=max_iter, options=options,
             hessian_bound=hessian_bound, hessian_lipschitz=hessian_lipschitz,
+            row_bound=None if row_bound is None else float(row_bound),
         )

@@ -90,8 +90,9 @@ class DPLogisticRegression(PrivateLinearClassifier):
         Public bound on the L2 norm of each row: rows above it are scaled
         down to it (in fit and predict). Solvers derive smoothness
         constants from it. Scale features so that rows have norm near 1
-        (e.g. with :class:`~sklearn.preprocessing.Normalizer`). None leaves
-        rows untouched; step sizes must then be given in ``solver_params``.
+        (e.g. :class:`~skdp.preprocessing.BoundedScaler` from public
+        feature ranges, or :class:`~sklearn.preprocessing.Normalizer`).
+        None leaves rows untouched; step sizes must then be given in ``solver_params``.
     max_iter : int or None, default=None
         Number of private iterations; None lets the solver choose.
     batch_size : int or None, default=None
@@ -157,21 +158,24 @@ class DPLogisticRegression(PrivateLinearClassifier):
 
     Examples
     --------
-    :class:`~sklearn.preprocessing.Normalizer` scales each row on its own
-    (it learns nothing from the data), so the pipeline below is as private
-    as the estimator. A data-dependent step such as ``StandardScaler``
-    fitted on the private data would not be.
+    :class:`~skdp.preprocessing.BoundedScaler` maps each feature from its
+    public range (digits' pixels are 0-16, by the data set's documentation)
+    to [-1, 1] and reads no value of the data, and the label set is given
+    with ``classes``: the whole pipeline below is as private as the
+    estimator's fit. A step fitted on the private data without privacy
+    (``StandardScaler``, feature selection) would not be covered; see
+    :mod:`skdp.preprocessing`.
 
     >>> from sklearn.datasets import load_digits
     >>> from sklearn.model_selection import train_test_split
     >>> from sklearn.pipeline import make_pipeline
-    >>> from sklearn.preprocessing import Normalizer
     >>> from skdp import BudgetAccountant, DPLogisticRegression
+    >>> from skdp.preprocessing import BoundedScaler
     >>> X, y = load_digits(return_X_y=True)
     >>> X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
     >>> acc = BudgetAccountant(epsilon=2.0)
     >>> clf = make_pipeline(
-    ...     Normalizer(),
+    ...     BoundedScaler(bounds=(0, 16)),
     ...     DPLogisticRegression(epsilon=1.0, classes=list(range(10)),
     ...                          accountant=acc, random_state=0))
     >>> clf.fit(X_train, y_train).score(X_test, y_test) > 0.75

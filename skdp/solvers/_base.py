@@ -67,6 +67,9 @@ class ProblemSpec:
     hessian_lipschitz : float or None
         Public Lipschitz constant of the loss's Hessian (operator norm), None
         when there is none.
+    row_bound : float or None
+        Public bound on the norm of an implicit row ``[s x, 1]`` (from
+        ``data_norm`` and the intercept), None when rows are not clipped.
     """
 
     n_samples: int
@@ -84,6 +87,7 @@ class ProblemSpec:
     options: Mapping = field(default_factory=dict)
     hessian_bound: Optional[float] = None
     hessian_lipschitz: Optional[float] = None
+    row_bound: Optional[float] = None
 
     @property
     def capabilities(self):
