@@ -127,7 +127,7 @@ def test_added_noise_has_the_calibrated_std(monkeypatch):
     y = np.arange(n) % 2
     est = DPLogisticRegression(
         epsilon=eps, delta=delta, alpha=0.0, clip_norm=C, max_iter=T, solver="gd",
-        solver_params={"learning_rate": lr}, random_state=1,
+        solver_params={"learning_rate": lr, "average": 0.0}, random_state=1,
     ).fit(X, y)
     z = calibrate(lambda z: Repeated(Gaussian(z), T), eps, delta)
     eps_of_z = get_epsilon(Repeated(Gaussian(z), T), delta)
@@ -144,7 +144,7 @@ def test_pure_dp_noise_is_laplace_at_the_calibrated_scale(monkeypatch):
     n, d, T, eps, C = 1000, 3000, 10, 2.0, 0.5
     est = DPLogisticRegression(
         epsilon=eps, delta=0.0, alpha=0.0, clip_norm=C, max_iter=T, solver="gd",
-        solver_params={"learning_rate": 1.0}, random_state=2,
+        solver_params={"learning_rate": 1.0, "average": 0.0}, random_state=2,
     ).fit(np.zeros((n, d)), np.arange(n) % 2)
     # basic composition of T Laplace steps: scale b = T / eps per unit L1 sensitivity
     b = T / eps * C

@@ -71,7 +71,7 @@ def test_zcdp_rho_inverts_the_conversion():
 
 def test_budget_max_iter_grows_with_n_budget_and_shorter_steps_within_its_range():
     assert budget_max_iter(100, 0.1, 1e-5) == 10
-    assert budget_max_iter(10**7, 10.0, 1e-5) == 1000
+    assert budget_max_iter(10**7, 10.0, 1e-5) == 500
     steps = [budget_max_iter(1000, eps, 1e-5) for eps in EPSILONS]
     assert steps == sorted(steps) and steps[0] < steps[-1]
     assert budget_max_iter(2000, 1.0, 1e-5) > budget_max_iter(1000, 1.0, 1e-5)

@@ -157,7 +157,7 @@ def test_each_loss_learns_binary(binary_data, loss):
     X, y = binary_data
     est = DPLinearSVC(loss=loss, epsilon=2.0, random_state=0).fit(X, y)
     assert est.coef_.shape == (1, X.shape[1]) and est.intercept_.shape == (1,)
-    assert est.solver_ == "gd" and est.n_iter_ == 300
+    assert est.solver_ == "gd" and 10 <= est.n_iter_ <= 500  # sized from the budget
     assert est.score(X, y) > 0.8   # 0.84 / 0.83 / 0.835
     scores = est.decision_function(X)
     np.testing.assert_array_equal(est.predict(X), est.classes_[(scores > 0).astype(int)])
@@ -208,7 +208,8 @@ def test_hinge_step_defaults_and_overrides(binary_data):
     # the hinge has no smoothness constant: gd gets a public default step ...
     assert DPLinearSVC(loss="hinge").fit(X, y).solver_params_ == {
         "learning_rate": 8.0, "average": 0.5}
-    assert DPLinearSVC().fit(X, y).solver_params_ == {"learning_rate": "auto", "average": 0.0}
+    assert DPLinearSVC().fit(X, y).solver_params_ == {"learning_rate": "auto",
+                                                      "average": "auto"}
     # ... which needs data_norm; without it the step must be given
     with pytest.raises(ValueError, match="learning_rate"):
         DPLinearSVC(loss="hinge", data_norm=None).fit(X, y)
