@@ -304,6 +304,13 @@ class PrivateEstimatorMixin(AccountedMixin):
                 f"spent epsilon={ran:.4g}"
             )
 
+    def _planned_mechanism(self, n_samples, n_features, labels):
+        """The mechanism a fit on ``n_samples`` x ``n_features`` with these labels
+        would be charged (public quantities only; the parameters are validated)."""
+        self._validate_params()
+        solver = get_solver(self._resolve_solver())
+        return solver.plan(self._problem_spec(solver, n_samples, n_features, labels)).mechanism
+
     def _problem_spec(self, solver, n_samples, n_features, labels):
         """The public :class:`~skdp.solvers.ProblemSpec` of this fit (no data value)."""
         loss_cls, loss_params, coef_shape, n_outputs, row_bound, mask = self._public_loss(

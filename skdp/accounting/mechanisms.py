@@ -36,6 +36,8 @@ __all__ = [
     "Activated",
     "Composed",
     "Repeated",
+    "AnyOf",
+    "RepeatAndSelect",
     "mechanism_from_dict",
     "noise_mechanism",
 ]
@@ -623,10 +625,151 @@ class Repeated(Mechanism):
         object.__setattr__(self, "count", _count(self.count, "count", "Repeated", minimum=0))
 
 
+@dataclass(frozen=True, slots=True)
+class AnyOf(Mechanism):
+    r"""One of several mechanisms, which one chosen from earlier released outputs.
+
+    For example the refit of a hyperparameter search: the candidate refitted
+    is chosen by the (private) selection, so its cost is not known before
+    the data is read, but it is one of ``mechanisms``.
+
+    Parameters
+    ----------
+    mechanisms : iterable of Mechanism
+        The possible mechanisms (at least one), stored as a tuple.
+
+    Notes
+    -----
+    At every order the Rényi divergence of the one that runs is at most the
+    largest of theirs, and adaptive composition of Rényi DP holds order by
+    order [1]_, so the cost is the pointwise maximum of the RDP curves (and
+    of the pure epsilons, and of the Gaussian :math:`\mu^2`).
+
+    References
+    ----------
+    .. [1] I. Mironov, "Rényi Differential Privacy", CSF 2017, Proposition 1.
+    """
+
+    mechanisms: tuple
+
+    def __post_init__(self):
+        mechanisms = self.mechanisms
+        if isinstance(mechanisms, Mechanism) or not isinstance(mechanisms, Iterable):
+            raise ValueError(
+                f"AnyOf: mechanisms must be an iterable of Mechanism, got {mechanisms!r}."
+            )
+        mechanisms = tuple(mechanisms)
+        if not mechanisms:
+            raise ValueError("AnyOf: mechanisms must hold at least one mechanism.")
+        for m in mechanisms:
+            _mechanism(m, "AnyOf")
+        object.__setattr__(self, "mechanisms", mechanisms)
+
+
+@dataclass(frozen=True, slots=True)
+class RepeatAndSelect(Mechanism):
+    r"""Run a mechanism a random number of times and release only the best run.
+
+    Private hyperparameter selection of Papernot and Steinke [1]_: the
+    number of runs :math:`K` is drawn from the truncated negative binomial
+    distribution :math:`\mathcal{D}_{\eta, \gamma}`,
+    :math:`P[K = k] \propto (1 - \gamma)^k \binom{k + \eta - 1}{k}` for
+    :math:`k \ge 1` (:math:`\eta = 1`: geometric; :math:`\eta = 0`: the
+    logarithmic distribution), independently of the data; each run releases
+    nothing but a candidate and its score, and only the best is released.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        One run (e.g. :class:`AnyOf` the candidates' fits composed with the
+        release of a noisy validation score).
+    gamma : float
+        :math:`\gamma \in (0, 1)`.
+    shape : float, default=1.0
+        :math:`\eta \ge 0`.
+
+    Notes
+    -----
+    Theorem 2 of [1]_: if one run is :math:`(\lambda, \varepsilon)`- and
+    :math:`(\hat\lambda, \hat\varepsilon)`-RDP, the selection is
+    :math:`(\lambda, \varepsilon')`-RDP with
+
+    .. math::
+
+        \varepsilon' = \varepsilon + (1 + \eta)\Big(1 - \frac{1}{\hat\lambda}\Big)
+        \hat\varepsilon + \frac{(1 + \eta)\log(1/\gamma)}{\hat\lambda}
+        + \frac{\log E[K]}{\lambda - 1},
+
+    minimised here over :math:`\hat\lambda \in \{1\} \cup` the
+    accountant's orders (at :math:`\hat\lambda = 1` the second term
+    vanishes). For a pure :math:`\varepsilon`-DP run, letting both orders
+    grow gives :math:`(2 + \eta)\varepsilon`-DP (:math:`3\varepsilon` for
+    the geometric distribution, as in Liu and Talwar [2]_).
+
+    References
+    ----------
+    .. [1] N. Papernot and T. Steinke, "Hyperparameter Tuning with Renyi
+       Differential Privacy", ICLR 2022, Theorem 2.
+    .. [2] J. Liu and K. Talwar, "Private Selection from Private
+       Candidates", STOC 2019.
+    """
+
+    mechanism: Mechanism
+    gamma: float
+    shape: float = 1.0
+
+    def __post_init__(self):
+        _mechanism(self.mechanism, "RepeatAndSelect")
+        gamma = _real(self.gamma, "gamma", "RepeatAndSelect")
+        if not gamma < 1:
+            raise ValueError(f"RepeatAndSelect: gamma must be in (0, 1), got {gamma!r}.")
+        object.__setattr__(self, "gamma", gamma)
+        object.__setattr__(self, "shape",
+                           _real(self.shape, "shape", "RepeatAndSelect", positive=False))
+
+    @property
+    def mean_runs(self) -> float:
+        """:math:`E[K]` of the truncated negative binomial distribution."""
+        return truncated_negative_binomial_mean(self.gamma, self.shape)
+
+    @classmethod
+    def from_mean(cls, mechanism, mean_runs, shape=1.0):
+        """The selection whose number of runs has mean ``mean_runs`` (> 1)."""
+        mean_runs = _real(mean_runs, "mean_runs", "RepeatAndSelect")
+        shape = _real(shape, "shape", "RepeatAndSelect", positive=False)
+        if not mean_runs > 1:
+            raise ValueError(f"RepeatAndSelect: mean_runs must be > 1, got {mean_runs!r}.")
+        lo, hi = 1e-300, 1.0 - 1e-15  # the mean falls from inf to 1 as gamma grows
+        for _ in range(200):
+            mid = math.sqrt(lo * hi) if hi / lo > 4 else 0.5 * (lo + hi)
+            if truncated_negative_binomial_mean(mid, shape) > mean_runs:
+                lo = mid
+            else:
+                hi = mid
+        return cls(mechanism, hi, shape)
+
+    def sample_runs(self, rng) -> int:
+        r"""Draw K from :math:`\mathcal{D}_{\eta, \gamma}` with a numpy Generator."""
+        if self.shape == 0:
+            return int(rng.logseries(1.0 - self.gamma))
+        while True:
+            k = int(rng.negative_binomial(self.shape, self.gamma))
+            if k >= 1:
+                return k
+
+
+def truncated_negative_binomial_mean(gamma: float, shape: float) -> float:
+    r""":math:`E[K]` for :math:`K \sim \mathcal{D}_{\eta, \gamma}` (Papernot and Steinke, eq. 2)."""
+    if shape == 0:
+        return (1.0 - gamma) / (gamma * math.log(1.0 / gamma))
+    return shape * (1.0 - gamma) / (gamma * -math.expm1(shape * math.log(gamma)))
+
+
 _REGISTRY = {
     cls.__name__: cls
     for cls in (Gaussian, Laplace, PureDP, ZCDP, SparseVector, GaussianSparseVector,
-                FilteredRDP, PoissonSampled, Activated, Composed, Repeated)
+                FilteredRDP, PoissonSampled, Activated, Composed, Repeated, AnyOf,
+                RepeatAndSelect)
 }
 
 

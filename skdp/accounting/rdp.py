@@ -41,8 +41,10 @@ from .mechanisms import (
     Mechanism,
     PoissonSampled,
     Activated,
+    AnyOf,
     PureDP,
     Repeated,
+    RepeatAndSelect,
     SparseVector,
     ZCDP,
 )
@@ -410,10 +412,16 @@ def _compute_cost(m: Mechanism, orders: tuple) -> _Cost:
         return _sampled_cost(m, orders)
     if isinstance(m, Activated):
         return _activated_cost(m, orders)
+    if isinstance(m, AnyOf):
+        costs = [_cost(child, orders) for child in m.mechanisms]
+        return _Cost(np.max([c.rdp for c in costs], axis=0), max(c.gauss for c in costs),
+                     max(c.pure for c in costs), any(c.other for c in costs))
+    if isinstance(m, RepeatAndSelect):
+        return _repeat_and_select_cost(m, orders)
     raise NotImplementedError(
         f"The accountant does not support the mechanism {type(m).__name__} ({m!r}); "
         "supported: Gaussian, Laplace, PureDP, ZCDP, SparseVector, GaussianSparseVector, "
-        "FilteredRDP, PoissonSampled, Activated, Composed, Repeated."
+        "FilteredRDP, PoissonSampled, Activated, Composed, Repeated, AnyOf, RepeatAndSelect."
     )
 
 
@@ -429,6 +437,22 @@ def _activated_cost(m: Activated, orders: tuple) -> _Cost:
     rdp = np.where(np.isinf(inner.rdp), np.inf, rdp)
     # the worst branch keeps the inner pure epsilon (exact for pure DP)
     return _Cost(np.minimum(rdp, inner.rdp), 0.0, inner.pure, inner.other or not inner.is_pure)
+
+
+def _repeat_and_select_cost(m: RepeatAndSelect, orders: tuple) -> _Cost:
+    """Papernot and Steinke (ICLR 2022), Theorem 2, at every order; see RepeatAndSelect."""
+    inner = _cost(m.mechanism, orders)
+    a = np.asarray(orders, dtype=float)
+    eta, log_inv_gamma = m.shape, -math.log(m.gamma)
+    # the lambda-hat term, minimised over lambda-hat in {1} and the orders
+    with np.errstate(invalid="ignore"):
+        hat = (1 + eta) * ((1 - 1 / a) * inner.rdp + log_inv_gamma / a)
+    hat = np.where(np.isnan(hat), np.inf, hat)
+    best_hat = min((1 + eta) * log_inv_gamma, float(np.min(hat)))
+    rdp = inner.rdp + best_hat + math.log(m.mean_runs) / (a - 1)
+    # letting both orders grow: a pure epsilon-DP run gives (2 + eta) epsilon
+    pure = (2 + eta) * inner.pure if inner.is_pure else 0.0
+    return _Cost(rdp, 0.0, pure, not inner.is_pure or inner.pure == 0)
 
 
 def _sampled_cost(m: PoissonSampled, orders: tuple) -> _Cost:

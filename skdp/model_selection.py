@@ -1,0 +1,428 @@
+r"""Private hyperparameter search: the chosen model and its score are private too.
+
+:class:`sklearn.model_selection.GridSearchCV` over a private estimator charges
+every fit, but the *choice* (``best_params_``, ``best_score_``,
+``cv_results_``) is computed from exact validation scores on the private
+data, which the accountant never sees. :class:`PrivateGridSearchCV` and
+:class:`PrivateRandomizedSearchCV` make the whole search one mechanism with a
+stated (epsilon, delta), charged before any value of the data is read.
+
+The mechanism (Papernot and Steinke [1]_, Theorem 2):
+
+1. The rows are split at random, independently of the data, into a training
+   part and a validation part of public sizes.
+2. One *trial* picks a candidate uniformly at random, fits it on the
+   training part (its own private fit) and releases the number of validation
+   rows it predicts correctly plus noise calibrated to the candidate's
+   (epsilon, delta) with sensitivity 1 (a null record adds nothing), divided
+   by the validation size. A record is in exactly one part, so a trial's
+   Rényi divergence is at most the larger of the fit's and the score's
+   (parallel composition): :class:`~skdp.accounting.AnyOf` of both, over all
+   candidates.
+3. The number of trials K is drawn from the truncated negative binomial
+   distribution with mean ``n_trials`` and shape ``shape``
+   (:class:`~skdp.accounting.RepeatAndSelect`), and only the trial with the
+   highest noisy score is released: its model, its parameters, its noisy
+   score. K itself, the other trials' scores and their ranking are not
+   released (releasing K would void the theorem).
+4. ``refit=True`` fits the chosen parameters again on all rows; that fit is
+   charged in the same single charge, as :class:`~skdp.accounting.AnyOf` the
+   candidates' full-data fits (it is chosen by the selection, so it could
+   be any of them).
+
+References
+----------
+.. [1] N. Papernot and T. Steinke, "Hyperparameter Tuning with Renyi
+   Differential Privacy", ICLR 2022.
+"""
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
+from sklearn.model_selection import ParameterGrid, ParameterSampler
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._base import AccountedMixin, PrivateEstimatorMixin
+from ._seeding import noise_generator, seed_key
+from .accounting import (
+    AnyOf,
+    BudgetAccountant,
+    Composed,
+    RepeatAndSelect,
+    calibrate,
+    get_epsilon,
+    noise_mechanism,
+)
+from .validation import (
+    RANDOM_STATE,
+    Boolean,
+    InstanceOf,
+    Interval,
+    validate_params,
+)
+
+__all__ = ["PrivateGridSearchCV", "PrivateRandomizedSearchCV"]
+
+
+def _estimator_has(attr):
+    def check(self):
+        if hasattr(self, "best_estimator_"):
+            return hasattr(self.best_estimator_, attr)
+        return hasattr(self.estimator, attr)
+    return check
+
+
+class _PrivateSearchBase(MetaEstimatorMixin, AccountedMixin, BaseEstimator):
+    """Fit, release and delegation shared by the grid and randomised searches."""
+
+    _parameter_constraints = {
+        "n_trials": [None, Interval(Real, 1, None, closed="neither")],
+        "shape": [Interval(Real, 0, None, closed="left")],
+        "validation_size": [Interval(Real, 0, 1, closed="neither")],
+        "refit": [Boolean],
+        "delta": [None, Interval(Real, 0, 1, closed="left")],
+        "accountant": [None, InstanceOf(BudgetAccountant, name="a BudgetAccountant")],
+        "random_state": RANDOM_STATE,
+    }
+
+    # -- what subclasses provide -------------------------------------------
+    def _candidates(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- accountant ----------------------------------------------------------
+    def _accountant_in_force(self):
+        if self.accountant is None and getattr(self.estimator, "accountant", None) is not None:
+            return self.estimator.accountant
+        return super()._accountant_in_force()
+
+    # -- the search ----------------------------------------------------------
+    def _check_params(self):
+        validate_params(type(self).__name__, self.get_params(deep=False),
+                        self._parameter_constraints)
+        if not isinstance(self.estimator, PrivateEstimatorMixin) or not is_classifier(
+                self.estimator):
+            raise TypeError(
+                f"{type(self).__name__}: estimator must be one of skdp's private classifiers "
+                f"(DPLogisticRegression, DPLinearSVC), got {type(self.estimator).__name__}. "
+                "Its fit cost is planned from public quantities before the search reads data; "
+                "put preprocessing that learns nothing from the data (skdp.preprocessing."
+                "BoundedScaler) before the search, not inside it."
+            )
+        candidates = self._candidates()
+        if not candidates:
+            raise ValueError(f"{type(self).__name__}: the parameter grid is empty.")
+        return candidates
+
+    def _plan(self, candidates, n_samples, n_features, labels):
+        """Trial and refit mechanisms from public quantities only (no data value)."""
+        n_val = max(1, int(math.ceil(self.validation_size * n_samples)))
+        n_train = n_samples - n_val
+        if n_train < 1:
+            raise ValueError(
+                f"{type(self).__name__}: {n_samples} rows leave no training rows with "
+                f"validation_size={self.validation_size}; use more rows or a smaller "
+                "validation_size.")
+        estimators, trials, refits, privacy = [], [], [], []
+        for params in candidates:
+            est = clone(self.estimator).set_params(**params)
+            fit = est._planned_mechanism(n_train, n_features, labels)
+            eps, delta = float(est.epsilon), float(est.delta)
+            score = calibrate(noise_mechanism(delta), eps, delta)
+            score_mechanism = noise_mechanism(delta)(score)
+            estimators.append(est)
+            trials.append(AnyOf([fit, score_mechanism]))
+            privacy.append((eps, delta, score_mechanism))
+            if self.refit:
+                refits.append(est._planned_mechanism(n_samples, n_features, labels))
+        n_trials = (max(2.0, 2.0 * len(candidates)) if self.n_trials is None
+                    else float(self.n_trials))
+        selection = RepeatAndSelect.from_mean(AnyOf(trials), n_trials, float(self.shape))
+        mechanism = Composed([selection, AnyOf(refits)]) if self.refit else selection
+        delta = (max(d for _, d, _ in privacy) if self.delta is None else float(self.delta))
+        epsilon = get_epsilon(mechanism, delta)
+        if not math.isfinite(epsilon):
+            raise ValueError(
+                f"{type(self).__name__}: the search has no finite epsilon at delta={delta!r} "
+                "(pure-DP candidates mixed with Gaussian ones, or delta=0 with Gaussian "
+                "candidates); pass delta > 0.")
+        return (n_train, n_val, estimators, privacy, selection, mechanism,
+                float(epsilon), float(delta))
+
+    def fit(self, X, y):
+        """Run the private search; charge its whole cost first.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; the split into training and validation parts is
+            drawn independently of it.
+        y : array-like of shape (n_samples,)
+            Labels (the label set is public, as for the estimator).
+
+        Returns
+        -------
+        self : object
+            The fitted search.
+
+        Raises
+        ------
+        BudgetError
+            If the accountant cannot afford the whole search; raised before
+            any trial runs and without reading the data.
+        """
+        candidates = self._check_params()
+        X, y = validate_data(self, X, y, accept_sparse="csr",
+                             dtype=[np.float64, np.float32], reset=True)
+        labels = self.estimator._public_labels(y)
+        if len(labels) < 2:
+            raise ValueError(
+                f"{type(self).__name__}: y has {len(labels)} class; a classifier needs at "
+                "least 2 (or pass the public label set as classes= to the estimator).")
+        n_samples, n_features = X.shape
+        (n_train, n_val, estimators, privacy, selection, mechanism,
+         epsilon, delta) = self._plan(candidates, n_samples, n_features, labels)
+        accountant = self._accountant_in_force()
+        accountant.check(epsilon, delta, mechanism=mechanism)
+        record = accountant.charge(
+            epsilon, delta, mechanism=mechanism,
+            label=f"{type(self).__name__}({type(self.estimator).__name__})",
+            seed_key=seed_key(self.random_state))
+        rng = noise_generator(self.random_state, record.seed_index)
+
+        # everything below is drawn from rng, after the charge
+        order = rng.permutation(n_samples)
+        train, val = np.sort(order[n_val:]), np.sort(order[:n_val])
+        inner = BudgetAccountant()  # the trials' own fits: covered by the charge above
+        best = None
+        for _ in range(selection.sample_runs(rng)):
+            j = int(rng.integers(len(candidates)))
+            est = clone(estimators[j]).set_params(
+                accountant=inner, random_state=int(rng.integers(2**63 - 1)))
+            if "classes" in est.get_params():
+                est.set_params(classes=labels)
+            est.fit(X[train], y[train])
+            correct = float(np.sum(est.predict(X[val]) == y[val]))
+            score = self._release_score(correct, n_val, privacy[j][2], rng)
+            if best is None or score > best[0]:
+                best = (score, j, est)
+        score, j, model = best
+        if self.refit:
+            model = clone(estimators[j]).set_params(
+                accountant=BudgetAccountant(), random_state=int(rng.integers(2**63 - 1)))
+            if "classes" in model.get_params():
+                model.set_params(classes=labels)
+            model.fit(X, y)
+        self.best_estimator_ = model
+        self.best_index_ = j
+        self.best_params_ = dict(candidates[j])
+        self.best_score_ = float(score)
+        released = np.full(len(candidates), np.nan)
+        released[j] = score
+        self.cv_results_ = {
+            "params": [dict(p) for p in candidates],
+            "mean_test_score": released,
+            "selected": np.arange(len(candidates)) == j,
+        }
+        self.classes_ = model.classes_
+        self.n_train_, self.n_validation_ = n_train, n_val
+        self.privacy_spent_ = (epsilon, delta)
+        return self
+
+    @staticmethod
+    def _release_score(correct, n_val, mechanism, rng):
+        """Noisy validation accuracy: the correct count (sensitivity 1) plus noise."""
+        return (correct + float(mechanism.sample(rng, 1.0, None))) / n_val
+
+    # -- delegation to the released model ------------------------------------
+    @available_if(_estimator_has("predict"))
+    def predict(self, X):
+        """Predict with ``best_estimator_``."""
+        check_is_fitted(self)
+        return self.best_estimator_.predict(X)
+
+    @available_if(_estimator_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of ``best_estimator_``."""
+        check_is_fitted(self)
+        return self.best_estimator_.predict_proba(X)
+
+    @available_if(_estimator_has("decision_function"))
+    def decision_function(self, X):
+        """Decision function of ``best_estimator_``."""
+        check_is_fitted(self)
+        return self.best_estimator_.decision_function(X)
+
+    def score(self, X, y):
+        """Accuracy of ``best_estimator_`` on (X, y) (not private: for public test data)."""
+        check_is_fitted(self)
+        return self.best_estimator_.score(X, y)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = "classifier"
+        tags.input_tags.sparse = True
+        tags.non_deterministic = True
+        return tags
+
+
+_SEARCH_PARAMS_DOC = r"""
+    n_trials : float or None, default=None
+        Expected number of trials, > 1 (each fits one candidate chosen
+        uniformly at random); None uses twice the number of candidates (at
+        least 2). The cost grows like its logarithm.
+    shape : float, default=1.0
+        Shape :math:`\eta \ge 0` of the truncated negative binomial number of
+        trials: 1 is geometric; 0 (logarithmic) costs less but gives more
+        runs with a single trial.
+    validation_size : float, default=0.2
+        Fraction of the rows held out to score the trials (drawn at random,
+        independently of the data and of the labels).
+    refit : bool, default=False
+        False: ``best_estimator_`` is the winning trial's model, fitted on
+        the training part (no cost beyond the selection). True: the chosen
+        parameters are fitted again on all rows, charged in the same single
+        charge as the selection (unlike scikit-learn, ``best_estimator_``
+        exists in both cases).
+    delta : float or None, default=None
+        The delta at which the whole search's epsilon is stated; None uses
+        the largest delta of the candidates.
+    accountant : BudgetAccountant or None, default=None
+        Charged with the whole search; None uses the estimator's
+        ``accountant`` if set, else the accountant in force (as for a fit).
+    random_state : None, int, RandomState or Generator, default=None
+        Seeds the split, the number of trials, the candidates drawn, the
+        score noise and each trial's fit (never shared between two charged
+        searches, see :mod:`skdp`).
+
+    Attributes
+    ----------
+    best_estimator_ : estimator
+        The released model (see ``refit``).
+    best_params_ : dict
+        Its parameters.
+    best_score_ : float
+        Its released noisy validation accuracy (may fall outside [0, 1]).
+    best_index_ : int
+        Index of the chosen candidate in ``cv_results_['params']``.
+    cv_results_ : dict
+        Released quantities only: ``params`` (every candidate),
+        ``mean_test_score`` (the noisy score of the chosen candidate, NaN
+        for the others, whose scores are not released) and ``selected``.
+    privacy_spent_ : tuple of (float, float)
+        (epsilon, delta) of the whole search, as charged.
+    classes_ : ndarray
+        The label set.
+    n_train_, n_validation_ : int
+        Sizes of the training and validation parts (public).
+
+    Notes
+    -----
+    Privacy: the cost is computed by :mod:`skdp.accounting` from Theorem 2
+    of Papernot and Steinke (ICLR 2022), :class:`~skdp.accounting.RepeatAndSelect`,
+    applied to the Rényi DP curve of one trial; see :mod:`skdp.model_selection`.
+    ``privacy_spent_`` is what the accountant recorded. The search raises
+    the accountant's ``BudgetError`` before any trial runs when the budget
+    cannot afford it. The run time depends on the number of trials drawn
+    (a timing side channel on K, which is independent of the data).
+"""
+
+
+class PrivateGridSearchCV(_PrivateSearchBase):
+    __doc__ = r"""Private selection over a parameter grid, charged as one mechanism.
+
+    Each trial fits one grid point chosen uniformly at random on a training
+    part and releases its noisy validation accuracy; a random number of
+    trials is run and only the best is released (Papernot and Steinke,
+    ICLR 2022, Theorem 2). See :mod:`skdp.model_selection`.
+
+    Parameters
+    ----------
+    estimator : DPLogisticRegression or DPLinearSVC
+        The private classifier to tune; its ``epsilon`` and ``delta`` (or
+        those in the grid) are each trial fit's.
+    param_grid : dict or list of dicts
+        As for :class:`sklearn.model_selection.GridSearchCV`.
+""" + _SEARCH_PARAMS_DOC + r"""
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from skdp import BudgetAccountant, DPLogisticRegression
+    >>> from skdp.datasets import documented_bounds
+    >>> from skdp.model_selection import PrivateGridSearchCV
+    >>> from skdp.preprocessing import BoundedScaler
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> X = BoundedScaler(documented_bounds("breast_cancer")).fit_transform(X)
+    >>> acc = BudgetAccountant()
+    >>> search = PrivateGridSearchCV(
+    ...     DPLogisticRegression(epsilon=0.5), {"alpha": [1e-4, 1e-2]},
+    ...     accountant=acc, random_state=0).fit(X, y)
+    >>> search.privacy_spent_ == acc.spent
+    True
+    """
+
+    def __init__(self, estimator, param_grid, *, n_trials=None, shape=1.0,
+                 validation_size=0.2, refit=False, delta=None, accountant=None,
+                 random_state=None):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.n_trials = n_trials
+        self.shape = shape
+        self.validation_size = validation_size
+        self.refit = refit
+        self.delta = delta
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def _candidates(self):
+        return list(ParameterGrid(self.param_grid))
+
+
+class PrivateRandomizedSearchCV(_PrivateSearchBase):
+    __doc__ = r"""Private selection over parameter distributions, charged as one mechanism.
+
+    ``n_iter`` candidates are drawn from ``param_distributions`` before the
+    charge (independently of the data, with
+    :class:`sklearn.model_selection.ParameterSampler` seeded from
+    ``random_state``); the search is then :class:`PrivateGridSearchCV` over
+    them.
+
+    Parameters
+    ----------
+    estimator : DPLogisticRegression or DPLinearSVC
+        The private classifier to tune.
+    param_distributions : dict or list of dicts
+        As for :class:`sklearn.model_selection.RandomizedSearchCV`.
+    n_iter : int, default=10
+        Number of candidates drawn.
+""" + _SEARCH_PARAMS_DOC
+
+    _parameter_constraints = {
+        **_PrivateSearchBase._parameter_constraints,
+        "n_iter": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, estimator, param_distributions, *, n_iter=10, n_trials=None,
+                 shape=1.0, validation_size=0.2, refit=False, delta=None, accountant=None,
+                 random_state=None):
+        self.estimator = estimator
+        self.param_distributions = param_distributions
+        self.n_iter = n_iter
+        self.n_trials = n_trials
+        self.shape = shape
+        self.validation_size = validation_size
+        self.refit = refit
+        self.delta = delta
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def _candidates(self):
+        # a public stream of its own, so that drawing candidates consumes
+        # nothing the charged fit's noise is drawn from
+        state = self.random_state
+        if isinstance(state, (np.random.RandomState, np.random.Generator)):
+            state = int(seed_key(state)[:8], 16)
+        return list(ParameterSampler(self.param_distributions, self.n_iter,
+                                     random_state=state))

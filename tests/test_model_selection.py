@@ -1,0 +1,225 @@
+"""Private hyperparameter search: its accounting, its releases, an empirical audit."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import special, stats
+from sklearn.datasets import load_breast_cancer
+from sklearn.linear_model import LogisticRegression
+
+from skdp import BudgetAccountant, BudgetError, DPLinearSVC, DPLogisticRegression
+from skdp.accounting import (
+    AnyOf,
+    Gaussian,
+    Laplace,
+    RepeatAndSelect,
+    get_epsilon,
+    get_rdp,
+    mechanism_from_dict,
+)
+from skdp.datasets import documented_bounds
+from skdp.model_selection import PrivateGridSearchCV, PrivateRandomizedSearchCV
+from skdp.preprocessing import BoundedScaler
+from skdp.testing.audit import audit_scores
+
+GRID = {"alpha": [1e-4, 1e-2], "clip_norm": [0.5, 1.0]}
+
+
+@pytest.fixture(scope="module")
+def cancer():
+    X, y = load_breast_cancer(return_X_y=True)
+    return BoundedScaler(documented_bounds("breast_cancer")).fit_transform(X), y
+
+
+# -- the accounting of the selection (Papernot and Steinke, Theorem 2) --------
+def _pgf_derivative(u, gamma, shape):
+    """d/du E[u^K] for the truncated negative binomial distribution."""
+    b = 1.0 - (1.0 - gamma) * u
+    if shape == 0:
+        return (1.0 - gamma) / (b * math.log(1.0 / gamma))
+    return shape * (1.0 - gamma) * b ** (-shape - 1) / (gamma ** -shape - 1.0)
+
+
+@pytest.mark.parametrize("shape", [0.0, 1.0, 2.0])
+@pytest.mark.parametrize("z", [1.0, 3.0])
+def test_selection_rdp_bounds_the_exact_divergence_of_best_of_k_gaussians(shape, z):
+    # one run releases s ~ N(mu, z^2), mu = 0 or 1 on neighbours; the best of
+    # K runs has density G'(F(t)) f(t): its Renyi divergence, computed by
+    # quadrature, must not exceed the accountant's curve in either direction
+    mech = RepeatAndSelect.from_mean(Gaussian(z), 5.0, shape)
+    orders = np.array([1.5, 2.0, 4.0, 8.0, 16.0])
+    bound = get_rdp(mech, orders)
+    t = np.linspace(-15 * z, 15 * z + 1, 300001)
+    log_dens = [np.log(_pgf_derivative(stats.norm.cdf(t, mu, z), mech.gamma, shape))
+                + stats.norm.logpdf(t, mu, z) for mu in (0.0, 1.0)]
+    weights = np.log(np.gradient(t))
+    for log_p, log_q in (log_dens, log_dens[::-1]):
+        for a, b in zip(orders, bound):
+            exact = special.logsumexp(a * log_p + (1 - a) * log_q + weights) / (a - 1)
+            assert exact <= b + 1e-9
+    # and the bound is not vacuous: below running the mechanism mean-many times
+    assert get_epsilon(mech, 1e-5) < get_epsilon(Gaussian(z / math.sqrt(10)), 1e-5)
+
+
+def test_selection_of_pure_runs_costs_two_plus_shape_epsilon():
+    # Liu and Talwar (2019): geometric number of runs of an eps-DP mechanism is 3 eps-DP
+    geometric = RepeatAndSelect(Laplace(2.0), gamma=0.1, shape=1.0)
+    assert get_epsilon(geometric, 0.0) == pytest.approx(1.5)
+    assert get_epsilon(RepeatAndSelect(Laplace(2.0), 0.1, 0.0), 0.0) == pytest.approx(1.0)
+
+
+def test_selection_mechanisms_round_trip_and_validate():
+    mech = RepeatAndSelect.from_mean(AnyOf([Gaussian(2.0), Laplace(3.0)]), 8.0, 0.5)
+    assert mech.mean_runs == pytest.approx(8.0, rel=1e-6)
+    assert mechanism_from_dict(mech.to_dict()) == mech
+    rng = np.random.default_rng(0)
+    draws = [mech.sample_runs(rng) for _ in range(20000)]
+    assert min(draws) >= 1
+    assert np.mean(draws) == pytest.approx(8.0, rel=0.05)
+    # AnyOf costs the worst of its parts
+    assert get_epsilon(AnyOf([Gaussian(3.0), Gaussian(5.0)]), 1e-5) == pytest.approx(
+        get_epsilon(Gaussian(3.0), 1e-5))
+    with pytest.raises(ValueError, match="gamma must be in"):
+        RepeatAndSelect(Gaussian(1.0), 1.0)
+    with pytest.raises(ValueError, match="at least one"):
+        AnyOf([])
+    with pytest.raises(ValueError, match="mean_runs must be > 1"):
+        RepeatAndSelect.from_mean(Gaussian(1.0), 1.0)
+
+
+# -- the search ----------------------------------------------------------------
+def test_search_charges_its_total_once_and_releases_only_the_winner(cancer):
+    X, y = cancer
+    acc = BudgetAccountant()
+    search = PrivateGridSearchCV(DPLogisticRegression(epsilon=0.5), GRID,
+                                 accountant=acc, random_state=0).fit(X, y)
+    (spend,) = acc.spends
+    assert search.privacy_spent_ == (spend.epsilon, spend.delta) == acc.spent()
+    assert isinstance(spend.mechanism, RepeatAndSelect)
+    assert get_epsilon(spend.mechanism, spend.delta) == pytest.approx(spend.epsilon)
+    # the search costs more than one fit, much less than one fit per expected trial
+    assert 0.5 < search.privacy_spent_[0] < 8 * 0.5
+    scores = search.cv_results_["mean_test_score"]
+    assert np.isnan(scores).sum() == len(scores) - 1
+    assert scores[search.best_index_] == search.best_score_
+    assert search.cv_results_["params"][search.best_index_] == search.best_params_
+    assert search.best_estimator_.get_params()["alpha"] == search.best_params_["alpha"]
+    assert search.score(X, y) > 0.75  # majority class: 0.627
+    assert search.predict_proba(X).shape == (len(y), 2)
+
+
+def test_refit_is_charged_in_the_same_single_charge(cancer):
+    X, y = cancer
+    costs = {}
+    for refit in (False, True):
+        acc = BudgetAccountant()
+        search = PrivateGridSearchCV(DPLinearSVC(epsilon=0.5), GRID, refit=refit,
+                                     accountant=acc, random_state=1).fit(X, y)
+        assert len(acc.spends) == 1
+        costs[refit] = search.privacy_spent_[0]
+    assert costs[True] > costs[False] + 0.2
+
+
+def test_budget_error_before_any_trial(cancer, monkeypatch):
+    X, y = cancer
+    acc = BudgetAccountant(epsilon=0.6)
+    fits = []
+    monkeypatch.setattr(DPLogisticRegression, "fit",
+                        lambda self, *a, **k: fits.append(1) or self)
+    with pytest.raises(BudgetError):
+        PrivateGridSearchCV(DPLogisticRegression(epsilon=0.5), GRID,
+                            accountant=acc).fit(X, y)
+    assert fits == [] and acc.spends == []
+
+
+def test_same_seed_never_shares_noise_between_charged_searches(cancer):
+    X, y = cancer
+    acc = BudgetAccountant()
+    make = lambda: PrivateGridSearchCV(  # noqa: E731
+        DPLogisticRegression(epsilon=0.5), GRID, accountant=acc, random_state=3)
+    first, second = make().fit(X, y), make().fit(X, y)
+    assert first.best_score_ != second.best_score_
+    # and a fresh accountant replays the first search exactly
+    replay = PrivateGridSearchCV(DPLogisticRegression(epsilon=0.5), GRID,
+                                 accountant=BudgetAccountant(), random_state=3).fit(X, y)
+    assert replay.best_score_ == first.best_score_
+    np.testing.assert_array_equal(replay.best_estimator_.coef_, first.best_estimator_.coef_)
+
+
+def test_randomized_search_draws_candidates_before_the_charge(cancer):
+    X, y = cancer
+    acc = BudgetAccountant()
+    search = PrivateRandomizedSearchCV(
+        DPLogisticRegression(epsilon=0.5), {"alpha": stats.loguniform(1e-5, 1e-1)},
+        n_iter=4, accountant=acc, random_state=0).fit(X, y)
+    assert len(search.cv_results_["params"]) == 4
+    again = PrivateRandomizedSearchCV(
+        DPLogisticRegression(epsilon=0.5), {"alpha": stats.loguniform(1e-5, 1e-1)},
+        n_iter=4, accountant=BudgetAccountant(), random_state=0).fit(X, y)
+    assert again.cv_results_["params"] == search.cv_results_["params"]
+    assert search.privacy_spent_ == acc.spent()
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"n_trials": 1}, ValueError, "n_trials must be"),
+    ({"validation_size": 1.0}, ValueError, "validation_size must be"),
+    ({"shape": -1}, ValueError, "shape must be"),
+])
+def test_bad_search_parameters_cost_nothing(cancer, kwargs, error, match):
+    X, y = cancer
+    acc = BudgetAccountant()
+    with pytest.raises(error, match=match):
+        PrivateGridSearchCV(DPLogisticRegression(), GRID, accountant=acc, **kwargs).fit(X, y)
+    assert acc.spends == []
+
+
+def test_non_private_estimator_is_refused(cancer):
+    X, y = cancer
+    with pytest.raises(TypeError, match="skdp's private classifiers"):
+        PrivateGridSearchCV(LogisticRegression(), {"C": [1.0]}).fit(X, y)
+    with pytest.raises(ValueError, match="grid is empty"):
+        PrivateGridSearchCV(DPLogisticRegression(), []).fit(X, y)
+
+
+# -- an empirical audit of the selection ---------------------------------------
+class _ExactScoreSearch(PrivateGridSearchCV):
+    """The leak of plain GridSearchCV: exact validation scores, same charge."""
+
+    @staticmethod
+    def _release_score(correct, n_val, mechanism, rng):
+        return correct / n_val
+
+
+def _audit_search(search_cls, n_runs):
+    # 1-D, well separated: every trial's model classifies the other rows
+    # correctly, so the released best score moves by exactly 1 / n_val when
+    # the record lands in the validation part. Neighbours: the record is
+    # (x=+1, y=1) (canary) or (x=+1, y=0) (mislabelled).
+    rng = np.random.default_rng(0)
+    n = 399
+    x = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    X = np.r_[x, 1.0].reshape(-1, 1)
+    y = np.r_[(x > 0).astype(int), 0]
+    y_in = y.copy()
+    y_in[-1] = 1
+    grid = {"alpha": [1e-4, 1e-3]}
+    scores = {}
+    for name, labels in (("out", y), ("in", y_in)):
+        runs = []
+        for seed in range(n_runs):
+            search = search_cls(DPLogisticRegression(epsilon=0.5, classes=[0, 1]), grid,
+                                n_trials=3, validation_size=0.5,
+                                accountant=BudgetAccountant(), random_state=seed)
+            runs.append(search.fit(X, labels).best_score_)
+        scores[name] = np.asarray(runs)
+    claimed = search.privacy_spent_
+    return audit_scores(scores["out"], scores["in"], claimed[1],
+                        claimed_epsilon=claimed[0]), claimed[0]
+
+
+def test_audit_of_the_selection_stays_below_its_claim_and_catches_exact_scores():
+    private, claimed = _audit_search(PrivateGridSearchCV, 150)
+    assert private.epsilon_lower_bound < claimed
+    leaky, _ = _audit_search(_ExactScoreSearch, 150)
+    assert leaky.epsilon_lower_bound > claimed
