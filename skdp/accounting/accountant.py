@@ -868,9 +868,17 @@ class BudgetAccountant:
         return self._conn
 
     def _init_ledger(self, *, create: bool) -> None:
-        conn = self._connection(create=create)
-        conn.execute("BEGIN IMMEDIATE")
         try:
+            conn = self._connection(create=create)
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.DatabaseError as exc:
+            raise BudgetError(
+                f"The ledger file {self._path} is not a readable skdp ledger ({exc}); it is "
+                "left untouched and no budget is created over it. Restore the file from a "
+                "backup, or use a new BudgetAccountant(ledger='path.sqlite')."
+            ) from None
+        try:
+            _check_ledger_schema(conn, self._path)
             _create_schema(conn)
             meta = dict(conn.execute("SELECT key, value FROM skdp_meta").fetchall())
             if "epsilon" not in meta:
@@ -1023,6 +1031,39 @@ class BudgetAccountant:
             if stack[i] is self:
                 _STACK.set(stack[:i] + stack[i + 1:])
                 break
+
+
+def _check_ledger_schema(conn: sqlite3.Connection, path: str) -> None:
+    """Refuse a ledger this version cannot read safely: corrupt, foreign or newer."""
+    try:
+        tables = {row[0] for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not tables:
+            return  # a new, empty file
+        meta = {}
+        if "skdp_meta" in tables:
+            meta = dict(conn.execute("SELECT key, value FROM skdp_meta").fetchall())
+    except sqlite3.DatabaseError as exc:
+        raise BudgetError(
+            f"The ledger file {path} is not a readable skdp ledger ({exc}); it is left "
+            "untouched. Restore it from a backup, or use a new ledger file."
+        ) from None
+    if "skdp_meta" not in tables or "skdp_spends" not in tables or "epsilon" not in meta:
+        raise BudgetError(
+            f"The file {path} is an SQLite database but not an skdp ledger (tables "
+            f"{sorted(tables)}); it is left untouched. Pass a new path for a new ledger."
+        )
+    schema = meta.get("schema", "1")
+    try:
+        newer = int(schema) > int(_SCHEMA_VERSION)
+    except ValueError:
+        newer = True
+    if newer:
+        raise BudgetError(
+            f"The ledger {path} was written by a newer skdp (ledger schema {schema!r}; this "
+            f"version reads schema {_SCHEMA_VERSION} and older). Spends are refused rather "
+            "than miscounted: upgrade skdp to use this ledger."
+        )
 
 
 def _create_schema(conn: sqlite3.Connection) -> None:
