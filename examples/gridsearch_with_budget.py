@@ -11,9 +11,12 @@ would overrun the budget.
 What the accountant does NOT cover: GridSearchCV picks ``best_params_`` from
 validation scores computed on the private data without noise, so the choice
 (and ``best_score_``, ``cv_results_``) leaks beyond the charged fits. That is
-acceptable when the validation data are public; otherwise the selection
-itself needs a private mechanism. GridSearchCV also turns a refused fit
-(``BudgetError``) into a NaN score with a ``FitFailedWarning`` and goes on.
+acceptable when the validation data are public; otherwise use
+``skdp.model_selection.PrivateGridSearchCV`` (the second half of this
+example), whose whole output, the chosen model included, has a stated
+(epsilon, delta). GridSearchCV also turns a refused fit (``BudgetError``)
+into a NaN score with a ``FitFailedWarning`` and goes on;
+PrivateGridSearchCV raises the ``BudgetError`` before any trial runs.
 
 Run: python examples/gridsearch_with_budget.py
 """
@@ -24,6 +27,7 @@ from sklearn.pipeline import make_pipeline
 
 from skdp import BudgetAccountant, BudgetError, DPLogisticRegression
 from skdp.datasets import documented_bounds
+from skdp.model_selection import PrivateGridSearchCV
 from skdp.preprocessing import BoundedScaler
 
 X, y = load_breast_cancer(return_X_y=True)
@@ -57,3 +61,18 @@ try:
     DPLogisticRegression(epsilon=50.0, accountant=accountant).fit(X_train, y_train)
 except BudgetError as exc:
     print(f"refused, nothing charged: {exc}")
+
+# A private selection: one mechanism (Papernot and Steinke 2022), charged once,
+# before any trial runs; best_params_ and best_score_ (noisy) are covered too.
+# BoundedScaler learns nothing from the data, so it can run outside the search.
+scaler = BoundedScaler(documented_bounds("breast_cancer")).fit(X_train)
+private = BudgetAccountant(epsilon=4.0, delta=1e-5)
+search = PrivateGridSearchCV(DPLogisticRegression(classes=[0, 1], epsilon=0.5),
+                             {"alpha": [1e-4, 1e-2], "clip_norm": [0.5, 1.0]},
+                             accountant=private, random_state=0)
+search.fit(scaler.transform(X_train), y_train)
+eps, delta = search.privacy_spent_
+print(f"PrivateGridSearchCV chose {search.best_params_} (noisy validation accuracy "
+      f"{search.best_score_:.3f}); test accuracy "
+      f"{search.score(scaler.transform(X_test), y_test):.3f}; the whole search: "
+      f"(epsilon={eps:.2f}, delta={delta:.0e}), one charge: {len(private.spends)}")

@@ -40,7 +40,13 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    MetaEstimatorMixin,
+    clone,
+    is_classifier,
+)
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -75,7 +81,7 @@ def _estimator_has(attr):
     return check
 
 
-class _PrivateSearchBase(MetaEstimatorMixin, AccountedMixin, BaseEstimator):
+class _PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, BaseEstimator):
     """Fit, release and delegation shared by the grid and randomised searches."""
 
     _parameter_constraints = {
@@ -262,7 +268,6 @@ class _PrivateSearchBase(MetaEstimatorMixin, AccountedMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.estimator_type = "classifier"
         tags.input_tags.sparse = True
         tags.non_deterministic = True
         return tags

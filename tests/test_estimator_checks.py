@@ -3,6 +3,7 @@
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import skdp
+from skdp.model_selection import PrivateGridSearchCV, PrivateRandomizedSearchCV
 from skdp.preprocessing import BoundedScaler, DPStandardScaler
 
 
@@ -39,6 +40,11 @@ from skdp.preprocessing import BoundedScaler, DPStandardScaler
                           # preprocessing from public bounds
                           BoundedScaler(bounds=(-5.0, 5.0)),
                           BoundedScaler(bounds=(-3.0, 10.0), feature_range=(0, 1)),
-                          DPStandardScaler(bounds=(-5.0, 5.0))])
+                          DPStandardScaler(bounds=(-5.0, 5.0)),
+                          # private hyperparameter search (a meta-estimator, a classifier)
+                          PrivateGridSearchCV(skdp.DPLogisticRegression(),
+                                              {"alpha": [1e-3, 1e-2]}, random_state=0),
+                          PrivateRandomizedSearchCV(skdp.DPLinearSVC(), {"alpha": [1e-3, 1e-2]},
+                                                    n_iter=2, refit=True, random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)

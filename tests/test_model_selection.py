@@ -223,3 +223,16 @@ def test_audit_of_the_selection_stays_below_its_claim_and_catches_exact_scores()
     assert private.epsilon_lower_bound < claimed
     leaky, _ = _audit_search(_ExactScoreSearch, 150)
     assert leaky.epsilon_lower_bound > claimed
+
+
+def test_adult_private_search_charges_its_total_and_is_accurate(adult):
+    # issue 17's acceptance: 3 x 3 grid at epsilon 0.5 per fit, unit-norm rows
+    X, y, X_test, y_test = adult
+    acc = BudgetAccountant()
+    search = PrivateGridSearchCV(
+        DPLogisticRegression(epsilon=0.5),
+        {"alpha": [1e-5, 1e-4, 1e-3], "clip_norm": [0.5, 1.0, 2.0]},
+        accountant=acc, random_state=0).fit(X, y)
+    assert len(acc.spends) == 1
+    assert search.privacy_spent_ == acc.spent()
+    assert search.score(X_test, y_test) >= 0.840

@@ -90,6 +90,15 @@ def _mechanism(value: Any, owner: str) -> "Mechanism":
     return value
 
 
+def _mechanism_tuple(value: Any, owner: str) -> tuple:
+    if isinstance(value, Mechanism) or not isinstance(value, Iterable):
+        raise ValueError(f"{owner}: mechanisms must be an iterable of Mechanism, got {value!r}.")
+    value = tuple(value)
+    for m in value:
+        _mechanism(m, owner)
+    return value
+
+
 class Mechanism:
     """Base class of all mechanism descriptions.
 
@@ -594,15 +603,7 @@ class Composed(Mechanism):
     mechanisms: tuple
 
     def __post_init__(self):
-        mechanisms = self.mechanisms
-        if isinstance(mechanisms, Mechanism) or not isinstance(mechanisms, Iterable):
-            raise ValueError(
-                f"Composed: mechanisms must be an iterable of Mechanism, got {mechanisms!r}."
-            )
-        mechanisms = tuple(mechanisms)
-        for m in mechanisms:
-            _mechanism(m, "Composed")
-        object.__setattr__(self, "mechanisms", mechanisms)
+        object.__setattr__(self, "mechanisms", _mechanism_tuple(self.mechanisms, "Composed"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -653,16 +654,9 @@ class AnyOf(Mechanism):
     mechanisms: tuple
 
     def __post_init__(self):
-        mechanisms = self.mechanisms
-        if isinstance(mechanisms, Mechanism) or not isinstance(mechanisms, Iterable):
-            raise ValueError(
-                f"AnyOf: mechanisms must be an iterable of Mechanism, got {mechanisms!r}."
-            )
-        mechanisms = tuple(mechanisms)
+        mechanisms = _mechanism_tuple(self.mechanisms, "AnyOf")
         if not mechanisms:
             raise ValueError("AnyOf: mechanisms must hold at least one mechanism.")
-        for m in mechanisms:
-            _mechanism(m, "AnyOf")
         object.__setattr__(self, "mechanisms", mechanisms)
 
 
