@@ -187,6 +187,11 @@ class _PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Ba
             raise ValueError(
                 f"{type(self).__name__}: y has {len(labels)} class; a classifier needs at "
                 "least 2 (or pass the public label set as classes= to the estimator).")
+        unknown = ~np.isin(y, labels)
+        if unknown.any():
+            raise ValueError(
+                f"{type(self).__name__}: y holds labels outside the estimator's classes="
+                f"{list(labels)} (e.g. {y[unknown][0]!r}); pass classes= covering every label.")
         n_samples, n_features = X.shape
         (n_train, n_val, estimators, privacy, selection, mechanism,
          epsilon, delta) = self._plan(candidates, n_samples, n_features, labels)
@@ -201,12 +206,13 @@ class _PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Ba
         # everything below is drawn from rng, after the charge
         order = rng.permutation(n_samples)
         train, val = np.sort(order[n_val:]), np.sort(order[:n_val])
-        inner = BudgetAccountant()  # the trials' own fits: covered by the charge above
         best = None
         for _ in range(selection.sample_runs(rng)):
             j = int(rng.integers(len(candidates)))
+            # each trial's fit is covered by the charge above; its own fresh
+            # accountant (the released model's holds one spend, never K)
             est = clone(estimators[j]).set_params(
-                accountant=inner, random_state=int(rng.integers(2**63 - 1)))
+                accountant=BudgetAccountant(), random_state=int(rng.integers(2**63 - 1)))
             if "classes" in est.get_params():
                 est.set_params(classes=labels)
             est.fit(X[train], y[train])

@@ -106,6 +106,8 @@ def test_search_charges_its_total_once_and_releases_only_the_winner(cancer):
     assert search.cv_results_["params"][search.best_index_] == search.best_params_
     assert search.best_estimator_.get_params()["alpha"] == search.best_params_["alpha"]
     assert search.score(X, y) > 0.75  # majority class: 0.627
+    # the released model reveals nothing about the number of trials drawn
+    assert len(search.best_estimator_.accountant.spends) == 1
     assert search.predict_proba(X).shape == (len(y), 2)
 
 
@@ -171,6 +173,15 @@ def test_bad_search_parameters_cost_nothing(cancer, kwargs, error, match):
     acc = BudgetAccountant()
     with pytest.raises(error, match=match):
         PrivateGridSearchCV(DPLogisticRegression(), GRID, accountant=acc, **kwargs).fit(X, y)
+    assert acc.spends == []
+
+
+def test_labels_outside_classes_are_refused_before_the_charge(cancer):
+    X, y = cancer
+    acc = BudgetAccountant()
+    with pytest.raises(ValueError, match="outside the estimator's classes"):
+        PrivateGridSearchCV(DPLogisticRegression(classes=[0, 2]), GRID,
+                            accountant=acc).fit(X, y)
     assert acc.spends == []
 
 
