@@ -81,6 +81,14 @@ def _estimator_has(attr):
     return check
 
 
+def _covered_fit(estimator, rng, X, y):
+    """A fit already covered by the search's charge: a fresh accountant of its
+    own (the released model's then holds one spend, never the number of
+    trials) and a seed drawn from the search's stream."""
+    return clone(estimator).set_params(
+        accountant=BudgetAccountant(), random_state=int(rng.integers(2**63 - 1))).fit(X, y)
+
+
 class _PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, BaseEstimator):
     """Fit, release and delegation shared by the grid and randomised searches."""
 
@@ -131,30 +139,33 @@ class _PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Ba
                 f"{type(self).__name__}: {n_samples} rows leave no training rows with "
                 f"validation_size={self.validation_size}; use more rows or a smaller "
                 "validation_size.")
-        estimators, trials, refits, privacy = [], [], [], []
+        estimators, trials, refits, scores, deltas = [], [], [], [], []
         for params in candidates:
             est = clone(self.estimator).set_params(**params)
+            if "classes" in est.get_params():
+                # the public label set: a part missing a label is no error
+                est.set_params(classes=labels)
             fit = est._planned_mechanism(n_train, n_features, labels)
             eps, delta = float(est.epsilon), float(est.delta)
-            score = calibrate(noise_mechanism(delta), eps, delta)
-            score_mechanism = noise_mechanism(delta)(score)
+            score = noise_mechanism(delta)(calibrate(noise_mechanism(delta), eps, delta))
             estimators.append(est)
-            trials.append(AnyOf([fit, score_mechanism]))
-            privacy.append((eps, delta, score_mechanism))
+            trials.append(AnyOf([fit, score]))
+            scores.append(score)
+            deltas.append(delta)
             if self.refit:
                 refits.append(est._planned_mechanism(n_samples, n_features, labels))
         n_trials = (max(2.0, 2.0 * len(candidates)) if self.n_trials is None
                     else float(self.n_trials))
         selection = RepeatAndSelect.from_mean(AnyOf(trials), n_trials, float(self.shape))
         mechanism = Composed([selection, AnyOf(refits)]) if self.refit else selection
-        delta = (max(d for _, d, _ in privacy) if self.delta is None else float(self.delta))
+        delta = max(deltas) if self.delta is None else float(self.delta)
         epsilon = get_epsilon(mechanism, delta)
         if not math.isfinite(epsilon):
             raise ValueError(
                 f"{type(self).__name__}: the search has no finite epsilon at delta={delta!r} "
                 "(pure-DP candidates mixed with Gaussian ones, or delta=0 with Gaussian "
                 "candidates); pass delta > 0.")
-        return (n_train, n_val, estimators, privacy, selection, mechanism,
+        return (n_train, n_val, estimators, scores, selection, mechanism,
                 float(epsilon), float(delta))
 
     def fit(self, X, y):
@@ -176,8 +187,9 @@ class _PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Ba
         Raises
         ------
         BudgetError
-            If the accountant cannot afford the whole search; raised before
-            any trial runs and without reading the data.
+            If the accountant cannot afford the whole search; raised after
+            the data is validated (which costs nothing) and before any trial
+            runs.
         """
         candidates = self._check_params()
         X, y = validate_data(self, X, y, accept_sparse="csr",
@@ -193,11 +205,9 @@ class _PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Ba
                 f"{type(self).__name__}: y holds labels outside the estimator's classes="
                 f"{list(labels)} (e.g. {y[unknown][0]!r}); pass classes= covering every label.")
         n_samples, n_features = X.shape
-        (n_train, n_val, estimators, privacy, selection, mechanism,
+        (n_train, n_val, estimators, scores, selection, mechanism,
          epsilon, delta) = self._plan(candidates, n_samples, n_features, labels)
-        accountant = self._accountant_in_force()
-        accountant.check(epsilon, delta, mechanism=mechanism)
-        record = accountant.charge(
+        record = self._accountant_in_force().charge(
             epsilon, delta, mechanism=mechanism,
             label=f"{type(self).__name__}({type(self.estimator).__name__})",
             seed_key=seed_key(self.random_state))
@@ -209,24 +219,14 @@ class _PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Ba
         best = None
         for _ in range(selection.sample_runs(rng)):
             j = int(rng.integers(len(candidates)))
-            # each trial's fit is covered by the charge above; its own fresh
-            # accountant (the released model's holds one spend, never K)
-            est = clone(estimators[j]).set_params(
-                accountant=BudgetAccountant(), random_state=int(rng.integers(2**63 - 1)))
-            if "classes" in est.get_params():
-                est.set_params(classes=labels)
-            est.fit(X[train], y[train])
+            est = _covered_fit(estimators[j], rng, X[train], y[train])
             correct = float(np.sum(est.predict(X[val]) == y[val]))
-            score = self._release_score(correct, n_val, privacy[j][2], rng)
+            score = self._release_score(correct, n_val, scores[j], rng)
             if best is None or score > best[0]:
                 best = (score, j, est)
         score, j, model = best
         if self.refit:
-            model = clone(estimators[j]).set_params(
-                accountant=BudgetAccountant(), random_state=int(rng.integers(2**63 - 1)))
-            if "classes" in model.get_params():
-                model.set_params(classes=labels)
-            model.fit(X, y)
+            model = _covered_fit(estimators[j], rng, X, y)
         self.best_estimator_ = model
         self.best_index_ = j
         self.best_params_ = dict(candidates[j])
