@@ -2,7 +2,8 @@
 
 from .accounting import BudgetAccountant, BudgetError
 from .linear_model import DPLogisticRegression
-from .matrix_sensing import DPMatrixSensing
+from .exceptions import PrivacyWarning
+from .matrix_sensing import DPMatrixSensing, make_matrix_sensing
 from .svm import DPLinearSVC
 
 __version__ = "0.1.0"
@@ -13,5 +14,7 @@ __all__ = [
     "DPLogisticRegression",
     "DPLinearSVC",
     "DPMatrixSensing",
+    "PrivacyWarning",
+    "make_matrix_sensing",
     "__version__",
 ]

@@ -42,6 +42,7 @@ from .validation import (
     validate_params,
 )
 from ._seeding import noise_generator, seed_key
+from .exceptions import warn_if_delta_voids_guarantee
 from .accounting import BudgetAccountant, context_accountant, current_accountant, get_epsilon
 from .penalties import PENALTIES, make_penalty
 from .solvers import (
@@ -261,6 +262,7 @@ class PrivateEstimatorMixin(AccountedMixin):
             # no usable metadata: data validation says what is wrong (costs nothing)
             X, y = self._validate_data(X, y)
             n, n_features = X.shape
+        warn_if_delta_voids_guarantee(self.delta, n, type(self).__name__, stacklevel=5)
         spec = self._problem_spec(solver, n, n_features, self._public_labels(y))
         plan = solver.plan(spec)  # once: this plan is what is checked and charged
         accountant.check(self.epsilon, self.delta, mechanism=plan.mechanism)

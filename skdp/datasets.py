@@ -14,7 +14,9 @@ import re
 import numpy as np
 from sklearn import datasets as _sk_datasets
 
-__all__ = ["documented_bounds"]
+from .matrix_sensing import make_matrix_sensing
+
+__all__ = ["documented_bounds", "make_matrix_sensing"]
 
 _LOADERS = {
     "breast_cancer": _sk_datasets.load_breast_cancer,

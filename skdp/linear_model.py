@@ -76,7 +76,10 @@ class DPLogisticRegression(PrivateLinearClassifier):
         ``'second_order'`` is); or None for none. A penalty reads no data
         and costs no privacy.
     alpha : float, default=1e-4
-        Strength of the penalty.
+        Strength of the penalty. The data term is a *mean* over the n
+        examples, so ``alpha`` relates to scikit-learn's ``C`` (which
+        multiplies a *sum*) by ``alpha = 1 / (C * n)``: scikit-learn's
+        default ``C=1.0`` on 10,000 rows is ``alpha=1e-4``.
     l1_ratio : float in [0, 1], default=0.15
         The elastic-net mixing :math:`\rho` (``penalty='elasticnet'`` only):
         1 is the lasso, 0 the ridge.

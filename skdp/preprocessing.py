@@ -26,6 +26,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .exceptions import warn_if_delta_voids_guarantee
 from ._base import AccountedMixin, n_columns, n_rows
 from ._seeding import seed_key
 from .accounting import BudgetAccountant, Repeated, calibrate, noise_mechanism
@@ -331,6 +332,7 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
         size = _n_features_of_bounds(self.bounds)
         lower, upper = _public_bounds(self.bounds, d if size is None else size,
                                       "DPStandardScaler")
+        warn_if_delta_voids_guarantee(self.delta, n, "DPStandardScaler", stacklevel=4)
         delta = float(self.delta)
         z = calibrate(self._mechanism, float(self.epsilon), delta)
         mechanism = self._mechanism(z)
