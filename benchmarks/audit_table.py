@@ -28,7 +28,7 @@ and of its run counts, and rerunning the command reuses exactly those cases. Any
 change to that code changes the digest, so no result is reused across code
 versions. ``--fresh`` ignores the cache.
 
-Takes about 3 hours on 2 cores (the accelerated solvers plan 350 - 1000
+Takes about 5 hours (302 min at the last run) on 2 cores (the accelerated solvers plan 350 - 1000
 steps per fit and every audit fits 20 000 times).
 """
 
