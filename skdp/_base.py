@@ -1,6 +1,7 @@
 """PrivateEstimatorMixin: the fit skeleton shared by every skdp estimator.
 
-``fit`` always runs in this order (DESIGN.md sections 2 and 4b):
+``fit`` always runs in this order (see also the developers guide in the
+documentation):
 
 1. validate every parameter and solver option against its declared
    constraints (no data is read; a bad parameter costs nothing);

@@ -227,10 +227,15 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples to score, with the features seen in ``fit``.
 
         Returns
         -------
         scores : ndarray of shape (n_samples,) for two classes, else (n_samples, n_classes)
+            ``x @ coef_.T + intercept_`` for each (norm-bounded) row ``x``.
+            For two classes, positive scores predict ``classes_[1]``; else
+            column ``k`` is the score of ``classes_[k]``. Computed from the
+            released model alone: no privacy cost.
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
@@ -247,10 +252,14 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples to classify, with the features seen in ``fit``.
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            For each sample, the label of ``classes_`` with the largest
+            decision score (for two classes: ``classes_[1]`` where the score
+            is > 0). No privacy cost.
         """
         scores = self.decision_function(X)
         if scores.ndim == 1:

@@ -69,9 +69,11 @@ class DPLogisticRegression(PrivateLinearClassifier):
         and the elastic net :math:`\alpha(\rho\|w\|_1 + \frac{1 -
         \rho}{2}\|w\|^2)`, which set coefficients exactly to zero and are
         taken by their proximal operator (``'gd'`` and ``'dual_averaging'``;
-        the solvers that need a smooth penalty are then not available);
-        paper 004's non-convex :math:`\sum_j \alpha w_j^2 / (1 + w_j^2)`,
-        which shrinks small weights like the ridge but leaves large ones
+        the solvers that need a smooth penalty are then not available); the
+        non-convex :math:`\sum_j \alpha w_j^2 / (1 + w_j^2)` of the
+        ``'second_order'`` solver's paper
+        (:class:`~skdp.penalties.NonConvexPenalty`), which shrinks small
+        weights like the ridge but leaves large ones
         alone (solvers that need a convex objective are then not available;
         ``'second_order'`` is); or None for none. A penalty reads no data
         and costs no privacy.
@@ -135,7 +137,7 @@ class DPLogisticRegression(PrivateLinearClassifier):
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
     intercept_ : ndarray of shape (1,) or (n_classes,)
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Defined only when X has feature names that are all strings.
     n_iter_ : int
         Private iterations run.
@@ -148,7 +150,8 @@ class DPLogisticRegression(PrivateLinearClassifier):
 
     See Also
     --------
-    sklearn.linear_model.LogisticRegression : the non-private model.
+    sklearn.linear_model.LogisticRegression : The non-private model.
+    DPLinearSVC : Private linear support vector classification.
 
     References
     ----------
@@ -244,14 +247,19 @@ class DPLogisticRegression(PrivateLinearClassifier):
     def predict_proba(self, X):
         """Class probabilities.
 
+        The logistic function of the decision score for two classes, its
+        softmax otherwise; post-processing of the released model, so it
+        costs no privacy.
+
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples to score, with the features seen in ``fit``.
 
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
-            Columns follow ``classes_``.
+            Columns follow ``classes_``; each row sums to 1.
         """
         scores = self.decision_function(X)
         if scores.ndim == 1:
@@ -260,6 +268,18 @@ class DPLogisticRegression(PrivateLinearClassifier):
         return softmax(scores, axis=1)
 
     def predict_log_proba(self, X):
-        """Logarithm of the class probabilities (columns follow ``classes_``)."""
+        """Logarithm of the class probabilities (columns follow ``classes_``).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples to score, with the features seen in ``fit``.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            ``log(predict_proba(X))``; ``-inf`` where a probability
+            underflows to 0.
+        """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))

@@ -1,6 +1,7 @@
 """DPMatrixSensing: differentially private low-rank matrix sensing.
 
-Also :func:`make_matrix_sensing`, the synthetic generator of paper 000.
+Also :func:`make_matrix_sensing`, the synthetic generator of Xu, Tao, Ding, Fan
+and Wang (paper 000 of the solvers page).
 """
 
 import numbers
@@ -86,7 +87,7 @@ def _check_rank(rank, shape):
 
 
 def make_matrix_sensing(n_samples=400, shape=(20, 20), rank=3, noise=0.01, random_state=None):
-    r"""Synthetic low-rank matrix sensing data (the generator of paper 000).
+    r"""Synthetic low-rank matrix sensing data (the generator of Xu et al.).
 
     Draws a rank-``rank`` ground truth :math:`X^\star = U^\star V^{\star\top}`
     from Gaussian factors, rescaled to :math:`\|X^\star\|_F = \sqrt{pq}/4`,
@@ -98,12 +99,18 @@ def make_matrix_sensing(n_samples=400, shape=(20, 20), rank=3, noise=0.01, rando
     Parameters
     ----------
     n_samples : int, default=400
+        Number of measurements (rows of ``X``), >= 1.
     shape : tuple of int (p, q), default=(20, 20)
+        Shape of the ground-truth matrix and of each measurement matrix;
+        ``X`` has ``p * q`` columns.
     rank : int, default=3
         At most ``min(p, q)``.
     noise : float, default=0.01
         Standard deviation of the measurement noise (>= 0).
     random_state : int, RandomState, Generator or None, default=None
+        Seed of every draw (factors, measurement matrices and noise), for
+        reproducible data; None draws fresh entropy. The data are synthetic,
+        so the seed has no privacy role.
 
     Returns
     -------
@@ -220,8 +227,9 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
         ``average=0.5`` (release the mean of the last half of the iterates:
         free post-processing that cancels much of the noise); both can be
         overridden here. ``solver='rgda'`` runs the y-free form by default;
-        ``solver_params={'dual': 'per_record'}`` runs paper 000's minimax
-        form, with one private dual per record (see docs/solvers.md).
+        ``solver_params={'dual': 'per_record'}`` runs the minimax form of
+        Xu et al. [1]_, with one private dual per record (see the solvers
+        page of the documentation).
     accountant : BudgetAccountant or None, default=None
         Budget accountant charged with every fit; None uses the current one.
         Cloning the estimator keeps the same accountant.
@@ -247,22 +255,30 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
     data_norm_ : float or None
         ``data_norm`` at fit time (``predict`` clips rows with it).
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Number of features seen during ``fit`` (``p * q``).
+    feature_names_in_ : ndarray of shape (n_features,)
         Defined only when X has feature names that are all strings.
     n_iter_ : int
+        Private iterations run.
     solver_ : str
+        The solver used ('auto' resolved).
     solver_params_ : dict
         The solver options the fit used (defaults filled in; public constants).
     privacy_spent_ : tuple of (float, float)
+        The (epsilon, delta) charged to the accountant by this fit.
+
+    See Also
+    --------
+    make_matrix_sensing : The synthetic generator of Xu et al.
 
     Notes
     -----
     *Initialisation.* :math:`U = V = 0` is a saddle point where every
     gradient vanishes, so gradient methods started there never move. The
     solver starts instead from public random factors with i.i.d.
-    :math:`N(0, 0.1^2)` entries (as in paper 000's experiment), drawn from
-    ``random_state`` independently of the noise and of the data, so the
-    starting point costs no privacy.
+    :math:`N(0, 0.1^2)` entries (as in the experiment of Xu et al. [1]_),
+    drawn from ``random_state`` independently of the noise and of the data,
+    so the starting point costs no privacy.
 
     *Step size.* The loss has no global smoothness constant, so gd's
     'auto' step does not apply; ``gd`` gets the public default
@@ -278,15 +294,11 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
     :math:`s_b = B/4`; the default takes 3/4 of that (stable even for a
     rank-one truth), and half of the 50 iterates are averaged. For
     measurements on another scale, give ``solver_params={'learning_rate':
-    ...}`` (and ``clip_norm``). Measured on paper 000's instance scaled to
+    ...}`` (and ``clip_norm``). Measured on the instance of Xu et al. scaled to
     n = 20000 (p = q = 20, rank 3, noise 0.01, delta 1e-5, mean relative
     error :math:`\|UV^\top - X^\star\|_F / \|X^\star\|_F` over 5 seeds):
     0.014 at epsilon 1 and 0.0045 at epsilon 8 (0.12, 0.025, 0.008 and 0.0055
     at epsilon 0.25, 0.5, 2 and 4).
-
-    See Also
-    --------
-    make_matrix_sensing : the synthetic generator of paper 000.
 
     References
     ----------
@@ -475,10 +487,13 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, p * q)
+            Vectorised measurement matrices, one per row (C order).
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            ``X @ coef_ + intercept_`` on the norm-bounded rows. Computed
+            from the released model alone: no privacy cost.
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],

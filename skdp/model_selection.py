@@ -251,24 +251,82 @@ class _PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Ba
     # -- delegation to the released model ------------------------------------
     @available_if(_estimator_has("predict"))
     def predict(self, X):
-        """Predict with ``best_estimator_``."""
+        """Predict with ``best_estimator_``.
+
+        Post-processing of the released model: no privacy cost.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples to classify.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The predicted labels, from ``classes_``.
+        """
         check_is_fitted(self)
         return self.best_estimator_.predict(X)
 
     @available_if(_estimator_has("predict_proba"))
     def predict_proba(self, X):
-        """Class probabilities of ``best_estimator_``."""
+        """Class probabilities of ``best_estimator_``.
+
+        Available when the estimator has ``predict_proba``
+        (``DPLogisticRegression``); post-processing of the released model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples to score.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            The probability of each class, in the order of ``classes_``.
+        """
         check_is_fitted(self)
         return self.best_estimator_.predict_proba(X)
 
     @available_if(_estimator_has("decision_function"))
     def decision_function(self, X):
-        """Decision function of ``best_estimator_``."""
+        """Decision function of ``best_estimator_``.
+
+        Post-processing of the released model: no privacy cost.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples to score.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            The released model's decision values: one column for two
+            classes (positive for ``classes_[1]``), one per class otherwise.
+        """
         check_is_fitted(self)
         return self.best_estimator_.decision_function(X)
 
     def score(self, X, y):
-        """Accuracy of ``best_estimator_`` on (X, y) (not private: for public test data)."""
+        """Accuracy of ``best_estimator_`` on (X, y) (not private: for public test data).
+
+        The exact accuracy is returned without noise, so calling it on private
+        data releases that data's accuracy outside any accountant: use it on
+        public or already-released test data only.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Test samples.
+        y : array-like of shape (n_samples,)
+            Their true labels.
+
+        Returns
+        -------
+        score : float
+            Fraction of the samples whose label ``predict`` gets right.
+        """
         check_is_fitted(self)
         return self.best_estimator_.score(X, y)
 
@@ -370,7 +428,14 @@ class PrivateGridSearchCV(_PrivateSearchBase):
     >>> search = PrivateGridSearchCV(
     ...     DPLogisticRegression(epsilon=0.5), {"alpha": [1e-4, 1e-2]},
     ...     accountant=acc, random_state=0).fit(X, y)
-    >>> search.privacy_spent_ == acc.spent
+    >>> search.best_params_
+    {'alpha': 0.0001}
+    >>> round(search.best_score_, 3)
+    0.932
+    >>> eps, delta = search.privacy_spent_
+    >>> round(eps, 3), delta
+    (1.05, 1e-05)
+    >>> search.privacy_spent_ == acc.spent()
     True
     """
 
@@ -408,7 +473,31 @@ class PrivateRandomizedSearchCV(_PrivateSearchBase):
         As for :class:`sklearn.model_selection.RandomizedSearchCV`.
     n_iter : int, default=10
         Number of candidates drawn.
-""" + _SEARCH_PARAMS_DOC
+""" + _SEARCH_PARAMS_DOC + r"""
+    Examples
+    --------
+    >>> from scipy.stats import loguniform
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from skdp import BudgetAccountant, DPLogisticRegression
+    >>> from skdp.datasets import documented_bounds
+    >>> from skdp.model_selection import PrivateRandomizedSearchCV
+    >>> from skdp.preprocessing import BoundedScaler
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> X = BoundedScaler(documented_bounds("breast_cancer")).fit_transform(X)
+    >>> acc = BudgetAccountant()
+    >>> search = PrivateRandomizedSearchCV(
+    ...     DPLogisticRegression(epsilon=0.5), {"alpha": loguniform(1e-5, 1e-1)},
+    ...     n_iter=4, accountant=acc, random_state=0).fit(X, y)
+    >>> round(float(search.best_params_["alpha"]), 5)
+    0.00151
+    >>> round(search.best_score_, 3)
+    0.878
+    >>> eps, delta = search.privacy_spent_
+    >>> round(eps, 3), delta
+    (1.178, 1e-05)
+    >>> int(search.cv_results_["selected"].sum())  # only the chosen score is released
+    1
+    """
 
     _parameter_constraints = {
         **_PrivateSearchBase._parameter_constraints,

@@ -46,7 +46,10 @@ class L2Penalty:
 
     @property
     def capabilities(self):
-        """``{'smooth', 'convex', 'hessian', 'prox'}``, plus ``'strongly_convex'`` when ``alpha > 0``."""
+        """The capabilities ``{'smooth', 'convex', 'hessian', 'prox'}`` (frozenset).
+
+        Plus ``'strongly_convex'`` when ``alpha > 0``.
+        """
         base = {"smooth", "convex", "hessian", "prox"}
         return frozenset(base | {"strongly_convex"} if self.alpha > 0 else base)
 
@@ -74,13 +77,39 @@ class L2Penalty:
         return 0.5 * self.alpha * float(np.sum(Wp * Wp))
 
     def hessian_diagonal(self, W):
-        """The (diagonal) Hessian at ``W``, shaped like ``W``."""
+        """The (diagonal) Hessian at ``W``, shaped like ``W``.
+
+        Parameters
+        ----------
+        W : ndarray
+            The coefficients (any shape); only its shape is used, the Hessian
+            being constant.
+
+        Returns
+        -------
+        ndarray of float64, shaped like ``W``
+            ``alpha`` where the penalty applies, 0 on unpenalised coordinates.
+        """
         return self.alpha * self._masked(np.ones_like(W, dtype=np.float64))
 
     def prox(self, V, step):
-        r"""``argmin_W step * r(W) + ||W - V||^2 / 2``: :math:`V / (1 + \text{step}\,\alpha)`.
+        r"""Proximal operator: :math:`V / (1 + \text{step}\,\alpha)` on penalised coordinates.
 
-        ``step`` is a scalar or an array shaped like ``V`` (one step per coordinate).
+        Solves ``argmin_W step * r(W) + ||W - V||^2 / 2`` in closed form;
+        unpenalised coordinates are returned unchanged.
+
+        Parameters
+        ----------
+        V : ndarray
+            The point to shrink (typically a gradient step from the iterate).
+        step : float or ndarray
+            The step size: a scalar or an array shaped like ``V`` (one step
+            per coordinate), >= 0.
+
+        Returns
+        -------
+        ndarray, shaped like ``V``
+            The proximal point.
         """
         return V / (1.0 + self._masked(step * self.alpha * np.ones_like(V)))
 
@@ -91,7 +120,7 @@ def _soft_threshold(V, threshold):
 
 @dataclass(frozen=True, eq=False)
 class ElasticNetPenalty:
-    r"""The elastic net :math:`\alpha\big(\rho\|W_{pen}\|_1 + \frac{1-\rho}{2}\|W_{pen}\|_2^2\big)`.
+    r"""The elastic net :math:`\alpha(\rho\|W_{pen}\|_1 + \frac{1-\rho}{2}\|W_{pen}\|_2^2)`.
 
     Not smooth when :math:`\rho > 0`; solvers handle it by its closed-form
     proximal operator (soft thresholding, then shrinking), which sets
@@ -142,11 +171,26 @@ class ElasticNetPenalty:
         return float(self.alpha) * (self.l1_ratio * l1 + (1.0 - self.l1_ratio) * l2)
 
     def prox(self, V, step):
-        r"""``argmin_W step * r(W) + ||W - V||^2 / 2``, coordinate-wise:
-        :math:`\mathrm{soft}(v, s\alpha\rho) / (1 + s\alpha(1 - \rho))`.
+        r"""Proximal operator: soft thresholding, then shrinking, coordinate-wise.
 
-        ``step`` is a scalar or an array shaped like ``V`` (one step per
-        coordinate); unpenalised coordinates are returned unchanged.
+        Solves ``argmin_W step * r(W) + ||W - V||^2 / 2`` in closed form:
+        :math:`\mathrm{soft}(v, s\alpha\rho) / (1 + s\alpha(1 - \rho))` per
+        coordinate, with :math:`s` the step, which sets coordinates with
+        :math:`|v| \le s\alpha\rho` exactly to zero. Unpenalised coordinates
+        are returned unchanged.
+
+        Parameters
+        ----------
+        V : ndarray
+            The point to shrink (typically a gradient step from the iterate).
+        step : float or ndarray
+            The step size :math:`s`: a scalar or an array shaped like ``V``
+            (one step per coordinate), >= 0.
+
+        Returns
+        -------
+        ndarray of float64, shaped like ``V``
+            The proximal point.
         """
         s = self._masked(step * np.ones_like(V, dtype=np.float64))
         shrunk = _soft_threshold(V, s * self.alpha * self.l1_ratio)
@@ -154,7 +198,10 @@ class ElasticNetPenalty:
 
 
 def L1Penalty(alpha, mask=None):
-    r"""The lasso penalty :math:`\alpha\|W_{pen}\|_1`: an :class:`ElasticNetPenalty` with ``l1_ratio=1``.
+    r"""The lasso penalty :math:`\alpha\|W_{pen}\|_1` (data-independent, free).
+
+    A factory, not a class: it returns an :class:`ElasticNetPenalty` with
+    ``l1_ratio=1``.
 
     Parameters
     ----------
@@ -166,13 +213,15 @@ def L1Penalty(alpha, mask=None):
     Returns
     -------
     ElasticNetPenalty
+        The penalty ``ElasticNetPenalty(alpha, 1.0, mask)``: convex, not
+        smooth, handled by its proximal operator (soft thresholding).
     """
     return ElasticNetPenalty(alpha, 1.0, mask)
 
 
 @dataclass(frozen=True, eq=False)
 class NonConvexPenalty:
-    r"""The smooth non-convex penalty :math:`\sum_j \alpha\, w_j^2 / (1 + w_j^2)` (paper 004).
+    r"""The smooth non-convex penalty :math:`\sum_j \alpha\, w_j^2 / (1 + w_j^2)`.
 
     Close to the ridge penalty for small weights and bounded by
     :math:`\alpha` per weight, so large weights are not shrunk: a
@@ -186,12 +235,20 @@ class NonConvexPenalty:
     in operator norm (a diagonal's change is its largest entry's,
     :math:`\le \max|r'''|\,\|\Delta\|_\infty`).
 
+    It is the penalty of the non-convex experiments of [1]_, the paper of
+    the ``second_order`` solver.
+
     Parameters
     ----------
     alpha : float
         Strength (public).
     mask : ndarray of bool or None
         True where the penalty applies; None penalises every coefficient.
+
+    References
+    ----------
+    .. [1] "Differentially Private Optimization for Smooth Non-convex ERM"
+       (paper 004 of the solvers page of the documentation).
     """
 
     alpha: float
@@ -225,7 +282,19 @@ class NonConvexPenalty:
         return float(self.alpha * np.sum(self._masked(sq / (1.0 + sq))))
 
     def hessian_diagonal(self, W):
-        """The (diagonal) Hessian at ``W``, shaped like ``W``."""
+        r"""The (diagonal) Hessian at ``W``, shaped like ``W``.
+
+        Parameters
+        ----------
+        W : ndarray
+            The coefficients (any shape).
+
+        Returns
+        -------
+        ndarray, shaped like ``W``
+            :math:`2\alpha(1 - 3w^2)/(1 + w^2)^3` per penalised coordinate,
+            in :math:`[-\alpha/2, 2\alpha]`; 0 on unpenalised coordinates.
+        """
         sq = W * W
         return self._masked(2.0 * self.alpha * (1.0 - 3.0 * sq) / (1.0 + sq) ** 3)
 
@@ -242,13 +311,24 @@ def make_penalty(name, alpha, mask=None, l1_ratio=0.15):
     name : {'l2', 'l1', 'elasticnet', 'nonconvex'} or None
         None means no penalty.
     alpha : float
-    mask : ndarray of bool or None
+        The penalty strength (public, >= 0; ignored when ``name`` is None).
+    mask : ndarray of bool or None, default=None
+        True where the penalty applies, shaped like the coefficients (False
+        on the intercept row); None penalises every coefficient.
     l1_ratio : float, default=0.15
         Used by 'elasticnet' only.
 
     Returns
     -------
     L2Penalty, ElasticNetPenalty or NonConvexPenalty
+        ``L2Penalty(0)`` for None, ``L2Penalty`` for 'l2',
+        ``ElasticNetPenalty`` for 'l1' (with ``l1_ratio=1``) and
+        'elasticnet', ``NonConvexPenalty`` for 'nonconvex'.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not one of the accepted names.
     """
     alpha = float(alpha)
     if name is None:

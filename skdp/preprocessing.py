@@ -110,14 +110,14 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
-    lower_, upper_ : ndarray of shape (n_features_in_,)
+    lower_, upper_ : ndarray of shape (n_features,)
         The bounds per feature.
-    scale_ : ndarray of shape (n_features_in_,)
+    scale_ : ndarray of shape (n_features,)
         Multiplier of the map (dense input).
-    min_ : ndarray of shape (n_features_in_,)
+    min_ : ndarray of shape (n_features,)
         Offset of the map: ``transform(X) = clip(X) * scale_ + min_``.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Defined only when X has feature names that are all strings.
 
     Notes
@@ -160,12 +160,16 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The training data; only its shape (and its feature names) are
+            read. Sparse input needs ``lower <= 0 <= upper`` on every feature.
         y : None
             Ignored.
 
         Returns
         -------
         self : BoundedScaler
+            The fitted scaler (``lower_``, ``upper_``, ``scale_``, ``min_``
+            set from the bounds alone). Nothing is charged to any accountant.
         """
         a, b = self._check_range()
         X = validate_data(self, X, accept_sparse=("csr", "csc"),
@@ -188,6 +192,7 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The data to map, with the features the scaler was fitted with.
 
         Returns
         -------
@@ -243,10 +248,10 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
 
     When it pays off: on scikit-learn's small data sets (n of 100-1300) at
     epsilon 1, spending a fifth of the budget here instead of using
-    :class:`BoundedScaler` lost accuracy (digits 0.876 -> 0.559, wine
-    0.737 -> 0.530, the issue's measurement), because the noise on ``S_1 /
-    n`` is of order ``z h / n`` per feature. Use it when n is large (tens of
-    thousands) or the public ranges are much wider than the data.
+    :class:`BoundedScaler` lost test accuracy (digits 0.876 -> 0.559, wine
+    0.737 -> 0.530), because the noise on ``S_1 / n`` is of order
+    ``z h / n`` per feature. Use it when n is large (tens of thousands) or
+    the public ranges are much wider than the data.
 
     Parameters
     ----------
@@ -264,17 +269,42 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
 
     Attributes
     ----------
-    mean_, var_, scale_ : ndarray of shape (n_features_in_,)
+    mean_, var_, scale_ : ndarray of shape (n_features,)
         The released statistics (``scale_ = sqrt(var_)``).
-    lower_, upper_ : ndarray of shape (n_features_in_,)
+    lower_, upper_ : ndarray of shape (n_features,)
+        The public bounds per feature.
     noise_multiplier_ : float
         The calibrated ``z``.
     privacy_spent_ : tuple of (float, float)
+        The ``(epsilon, delta)`` charged to the accountant by the fit.
     n_samples_seen_ : int
         The public number of records.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features,)
         Defined only when X has feature names that are all strings.
+
+    See Also
+    --------
+    BoundedScaler : Scaling from the public bounds alone, at no privacy cost.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from skdp import BudgetAccountant
+    >>> from skdp.datasets import documented_bounds
+    >>> from skdp.preprocessing import DPStandardScaler
+    >>> X, _ = load_iris(return_X_y=True)
+    >>> accountant = BudgetAccountant(epsilon=2.0)
+    >>> scaler = DPStandardScaler(bounds=documented_bounds("iris"), epsilon=1.0,
+    ...                           accountant=accountant, random_state=0).fit(X)
+    >>> scaler.mean_.round(2)
+    array([6.04, 2.94, 3.86, 1.2 ])
+    >>> scaler.transform(X[:2]).round(2)
+    array([[-0.93,  1.28, -1.33, -1.09],
+           [-1.12,  0.15, -1.33, -1.09]])
+    >>> accountant.spent()
+    (1.0, 1e-05)
     """
 
     _parameter_constraints = {
@@ -307,6 +337,9 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
         Returns
         -------
         self : DPStandardScaler
+            The fitted scaler. The accountant has been charged ``(epsilon,
+            delta)`` (recorded in ``privacy_spent_``); a fit that raises
+            before the charge costs nothing and leaves the scaler unchanged.
         """
         saved = dict(self.__dict__)
         try:
@@ -369,10 +402,13 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Dense data with the features the scaler was fitted with. This
+            post-processing of the released statistics costs no privacy.
 
         Returns
         -------
         X_new : ndarray of shape (n_samples, n_features)
+            ``(clip(X) - mean_) / scale_``, of X's float dtype.
         """
         check_is_fitted(self)
         if sp.issparse(X):
@@ -407,6 +443,8 @@ def pipeline_privacy_spent(pipeline):
     Returns
     -------
     (epsilon, delta) : tuple of float
+        The sums of the steps' ``privacy_spent_``; ``(0.0, 0.0)`` when no
+        step was charged.
     """
     eps, delta = 0.0, 0.0
     for step in _fitted_steps(pipeline):

@@ -81,13 +81,16 @@ class DPLinearSVC(PrivateLinearClassifier):
           get its subgradient);
         - ``'squared_hinge'``: :math:`\max(0, 1 - m)^2` (smooth, curvature 2);
         - ``'smooth_hinge'``: the Huber-smoothed hinge of width
-          ``smoothing`` (papers 001 and 002): 0 for :math:`m \ge 1`,
-          :math:`(1 - m)^2 / (2h)` for :math:`1 - h < m < 1`, else
-          :math:`1 - m - h/2` (smooth, curvature ``1/h``);
-        - ``'sigmoid'``: :math:`1 / (1 + e^{m})` (paper 004): bounded in
-          (0, 1), smooth, not convex; one mislabelled or outlying record
-          moves the objective by at most 1/n. Solvers that need convexity
-          are not available; ``'second_order'`` is.
+          ``smoothing`` (as in Kuru et al. 2022 and Chen and Lee 2020, the
+          papers of the accelerated and line-search solvers): 0 for
+          :math:`m \ge 1`, :math:`(1 - m)^2 / (2h)` for
+          :math:`1 - h < m < 1`, else :math:`1 - m - h/2` (smooth,
+          curvature ``1/h``);
+        - ``'sigmoid'``: :math:`1 / (1 + e^{m})` (as in the paper of the
+          ``'second_order'`` solver): bounded in (0, 1), smooth, not
+          convex; one mislabelled or outlying record moves the objective by
+          at most 1/n. Solvers that need convexity are not available;
+          ``'second_order'`` is.
 
         The default had the best measured test accuracy at epsilon 1 on
         Adult (see the Notes).
@@ -101,9 +104,10 @@ class DPLinearSVC(PrivateLinearClassifier):
         :math:`\frac{\alpha}{2}\|w\|^2`; lasso :math:`\alpha\|w\|_1`
         and the elastic net :math:`\alpha(\rho\|w\|_1 + \frac{1 -
         \rho}{2}\|w\|^2)` (sparse models; taken by their proximal operator,
-        with ``'gd'`` and ``'dual_averaging'``); paper 004's non-convex
-        :math:`\sum_j \alpha w_j^2 / (1 + w_j^2)`; or None. A penalty reads
-        no data and costs no privacy.
+        with ``'gd'`` and ``'dual_averaging'``); the non-convex
+        :math:`\sum_j \alpha w_j^2 / (1 + w_j^2)` of the ``'second_order'``
+        solver's paper (:class:`~skdp.penalties.NonConvexPenalty`); or None.
+        A penalty reads no data and costs no privacy.
     alpha : float, default=1e-4
         Strength of the penalty. The data term is a *mean* over the n
         examples, so ``alpha`` relates to scikit-learn's ``C`` (which
@@ -170,7 +174,7 @@ class DPLinearSVC(PrivateLinearClassifier):
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
     intercept_ : ndarray of shape (1,) or (n_classes,)
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Defined only when X has feature names that are all strings.
     n_iter_ : int
         Private iterations run.
@@ -183,8 +187,8 @@ class DPLinearSVC(PrivateLinearClassifier):
 
     See Also
     --------
-    sklearn.svm.LinearSVC : the non-private model.
-    DPLogisticRegression : private logistic regression.
+    sklearn.svm.LinearSVC : The non-private model.
+    DPLogisticRegression : Private logistic regression.
 
     Notes
     -----

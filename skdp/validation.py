@@ -83,7 +83,14 @@ class Interval:
 
 
 class StrOptions:
-    """One of a set of strings."""
+    """One of a set of strings.
+
+    Parameters
+    ----------
+    options : iterable of str
+        The accepted strings, compared exactly (case-sensitive); stored as a
+        frozenset. Any other value, including a non-string, is rejected.
+    """
 
     def __init__(self, options):
         self.options = frozenset(options)
@@ -96,7 +103,18 @@ class StrOptions:
 
 
 class InstanceOf:
-    """An instance of one of the given types."""
+    """An instance of one of the given types.
+
+    Parameters
+    ----------
+    *types : type
+        The accepted types; a value is accepted if ``isinstance(value, types)``
+        holds for at least one of them.
+    name : str or None, default=None
+        How the constraint is described in error messages (for example
+        ``"a numpy RandomState or Generator"``); None describes it as
+        ``"an instance of <type> or <type>"`` from the types' names.
+    """
 
     def __init__(self, *types, name=None):
         self.types, self.name = types, name
@@ -109,6 +127,12 @@ class InstanceOf:
 
 
 class _BooleanConstraint:
+    """A boolean: ``True`` or ``False`` (a Python or a numpy bool).
+
+    Integers such as 0 and 1 are not accepted. Use the module-level instance
+    :data:`Boolean` in a constraints list.
+    """
+
     def accepts(self, value):
         return isinstance(value, (bool, np.bool_))
 
@@ -117,6 +141,11 @@ class _BooleanConstraint:
 
 
 class _CallableConstraint:
+    """Any callable object (a function, a method, a class, ...).
+
+    Use the module-level instance :data:`Callable` in a constraints list.
+    """
+
     def accepts(self, value):
         return callable(value)
 

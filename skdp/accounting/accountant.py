@@ -454,6 +454,28 @@ class BudgetAccountant:
     >>> _ = acc.spend(0.3, 1e-6, label="first fit")
     >>> acc.remaining()
     (0.7, 9e-06)
+
+    An estimator given the accountant charges its whole fit to it before
+    reading the data; a fit that does not fit in what is left raises
+    :class:`BudgetError` and records nothing:
+
+    >>> from sklearn.datasets import load_iris
+    >>> from skdp import BudgetError, DPLogisticRegression
+    >>> from skdp.datasets import documented_bounds
+    >>> from skdp.preprocessing import BoundedScaler
+    >>> X, y = load_iris(return_X_y=True)
+    >>> X = BoundedScaler(documented_bounds("iris")).fit_transform(X)
+    >>> clf = DPLogisticRegression(epsilon=0.5, delta=1e-6, classes=[0, 1, 2],
+    ...                            accountant=acc, random_state=0).fit(X, y)
+    >>> acc.spent()
+    (0.8, 2e-06)
+    >>> [spend.label for spend in acc.spends]
+    ['first fit', "DPLogisticRegression(solver='gd')"]
+    >>> try:
+    ...     clf.fit(X, y)
+    ... except BudgetError:
+    ...     print("refused:", len(acc), "spends,", round(acc.remaining()[0], 6), "left")
+    refused: 2 spends, 0.2 left
     """
 
     def __init__(self, epsilon: float = float("inf"), delta: float = 1.0, ledger=None,
@@ -514,36 +536,57 @@ class BudgetAccountant:
     # -- public read-only state ----------------------------------------------
     @property
     def epsilon(self) -> float:
-        """float: the total epsilon budget."""
+        """The total epsilon budget (float; ``inf`` when unlimited).
+
+        Fixed at construction (read-only).
+        """
         return self._epsilon
 
     @property
     def delta(self) -> float:
-        """float: the total delta budget."""
+        """The total delta budget (float, in [0, 1]).
+
+        Fixed at construction (read-only). Under ``composition='gaussian'``
+        totals are quoted at this delta.
+        """
         return self._delta
 
     @property
     def composition(self) -> str:
-        """str: the composition rule, 'basic' or 'gaussian'."""
+        """The composition rule (str): 'basic' or 'gaussian'.
+
+        See the class Notes for how each rule adds up spends.
+        """
         return self._composition
 
     @property
     def ledger_path(self) -> Optional[str]:
-        """str or None: the SQLite ledger file given as ``ledger``, if any."""
+        """The absolute path of the SQLite ledger given as ``ledger`` (str or None).
+
+        None for an in-memory accountant, even once it shares its spends
+        through a temporary file.
+        """
         return None if self._temp else self._path
 
     @property
     def spends(self) -> list:
-        """list of Spend: a copy of the recorded spends, oldest first."""
+        """A copy of the recorded spends, oldest first (list of :class:`Spend`).
+
+        With a ledger file, spends recorded by other processes or
+        accountants on that file are read first, so the list is complete.
+        """
         with self._lock:
             self._sync()
             return list(self._tally.spends)
 
     @property
     def ledger(self) -> Composed:
-        """Composed: every recorded mechanism as one tree (runs of equal
-        mechanisms merged into :class:`Repeated`).  Spends recorded without a
-        mechanism are not in it; see :attr:`spends`."""
+        """Every recorded mechanism as one :class:`~skdp.accounting.Composed` tree.
+
+        Runs of equal consecutive mechanisms are merged into
+        :class:`~skdp.accounting.Repeated`. Spends recorded without a
+        mechanism are not in it; see :attr:`spends`.
+        """
         mechanisms = [s.mechanism for s in self.spends if s.mechanism is not None]
         merged = []
         for m in mechanisms:
@@ -648,7 +691,9 @@ class BudgetAccountant:
 
         Returns
         -------
-        True
+        bool
+            Always True: a spend that does not fit raises instead. Nothing
+            is recorded either way.
 
         Raises
         ------
@@ -709,8 +754,16 @@ class BudgetAccountant:
 
         Parameters
         ----------
-        epsilon, delta, mechanism, label
-            As for :meth:`spend`.
+        epsilon : float
+            Epsilon charged, > 0 and finite.
+        delta : float
+            Delta charged, in [0, 1).
+        mechanism : Mechanism or None, default=None
+            What is run; its own epsilon at ``delta`` must not exceed
+            ``epsilon``.  Needed under ``composition='gaussian'`` for a
+            spend with delta > 0.
+        label : str or None, default=None
+            Free text stored with the spend.
         seed_key : str or None, default=None
             Opaque digest of the seed the fit will draw its noise from
             (None for fresh entropy).  Stored with the spend.

@@ -57,10 +57,21 @@ def best_order(mechanism, delta, orders=DEFAULT_ORDERS):
     delta : float
         Target delta in (0, 1).
     orders : array-like, default=DEFAULT_ORDERS
+        The candidate Rényi orders, each > 1 (the default grid is
+        :data:`skdp.accounting.rdp.DEFAULT_ORDERS`, 1.01 to 10000).
 
     Returns
     -------
     order : float
+        The order of ``orders`` minimising ``R(order) + c(order, delta)``,
+        with ``R`` the mechanism's RDP curve and ``c`` the RDP-to-DP
+        conversion term of :func:`~skdp.accounting.rdp_to_epsilon`. It
+        depends on public quantities only, so choosing it costs nothing.
+
+    Raises
+    ------
+    ValueError
+        If ``delta`` is 0 or the mechanism has no finite RDP at any order.
     """
     delta = check_delta(delta, "best_order")
     if delta == 0:
@@ -151,11 +162,16 @@ class PrivacyFilter:
         planned : Mechanism
             What the fit plans to run if nothing adapts, built from public
             quantities only.
-        epsilon, delta : float
+        epsilon : float
+            The filter's budget, > 0: what the fit charged to its accountant.
+        delta : float
+            In [0, 1); 0 makes a pure-DP filter (no order is chosen).
 
         Returns
         -------
         PrivacyFilter
+            A filter at :func:`best_order` of ``planned`` at ``delta`` (a
+            pure-DP filter when ``delta`` is 0).
         """
         order = None if delta == 0 else best_order(planned, delta)
         return cls(epsilon, delta, order)
@@ -172,7 +188,20 @@ class PrivacyFilter:
         return FilteredRDP(self.order, self.budget)
 
     def cost(self, mechanism):
-        """The cost of ``mechanism`` in the filter's currency (inf if it has none)."""
+        """The cost of ``mechanism`` in the filter's currency (inf if it has none).
+
+        Parameters
+        ----------
+        mechanism : Mechanism
+            A candidate query (or batch of queries), described from public
+            quantities.
+
+        Returns
+        -------
+        float
+            Its RDP at the filter's order, or for a pure-DP filter its pure
+            epsilon (``inf`` for a mechanism that is not pure DP).
+        """
         if not isinstance(mechanism, Mechanism):
             raise ValueError(f"PrivacyFilter: expected a Mechanism, got {mechanism!r}.")
         if self.order is None:
@@ -193,11 +222,31 @@ class PrivacyFilter:
         return math.isfinite(cost) and math.fsum(self._costs + [cost]) <= self.budget
 
     def admits(self, mechanism):
-        """Whether ``mechanism`` fits in what is left."""
+        """Whether ``mechanism`` fits in what is left.
+
+        Nothing is recorded; the answer depends only on the costs of what
+        was admitted before, so asking costs no privacy.
+
+        Parameters
+        ----------
+        mechanism : Mechanism
+            The candidate, as for :meth:`cost`.
+
+        Returns
+        -------
+        bool
+            True if its cost is finite and the admitted costs plus it stay
+            within ``budget``.
+        """
         return self._fits(self.cost(mechanism))
 
     def spend(self, mechanism):
         """Admit ``mechanism`` and record its cost.
+
+        Parameters
+        ----------
+        mechanism : Mechanism
+            What is about to run; appended to ``admitted``.
 
         Raises
         ------
@@ -220,6 +269,14 @@ class PrivacyFilter:
 
         A function of the admitted costs only, so of released outputs: it
         may be reported.
+
+        Returns
+        -------
+        float
+            0 when nothing was admitted; the sum of the admitted epsilons for
+            a pure-DP filter; else the epsilon at ``delta`` of the admitted
+            mechanisms composed (:func:`~skdp.accounting.get_epsilon`); capped
+            at ``epsilon`` in both cases.
         """
         if not self.admitted:
             return 0.0

@@ -164,7 +164,7 @@ class Gaussian(Mechanism):
 
     noise_multiplier: float
 
-    #: the norm in which the query's sensitivity is measured
+    #: The norm in which the query's sensitivity is measured: 2 (L2).
     sensitivity_norm = 2
 
     def __post_init__(self):
@@ -173,7 +173,25 @@ class Gaussian(Mechanism):
         )
 
     def sample(self, rng, sensitivity, shape):
-        """Draw the noise of one release of a query with that L2 sensitivity."""
+        r"""Draw the noise of one release of a query with that L2 sensitivity.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            The source of the noise (a fit's own noise stream).
+        sensitivity : float
+            The query's L2 sensitivity :math:`\Delta_2` (public, in the units
+            of the query).
+        shape : int, tuple of int or None
+            Shape of the query's value; None draws a single float.
+
+        Returns
+        -------
+        noise : ndarray or float
+            Independent :math:`\mathcal{N}(0, \sigma^2)` draws with
+            :math:`\sigma` = ``noise_multiplier * sensitivity``, to add to the
+            exact query value.
+        """
         return rng.normal(0.0, self.noise_multiplier * sensitivity, size=shape)
 
 
@@ -201,7 +219,7 @@ class Laplace(Mechanism):
 
     noise_multiplier: float
 
-    #: the norm in which the query's sensitivity is measured
+    #: The norm in which the query's sensitivity is measured: 1 (L1).
     sensitivity_norm = 1
 
     def __post_init__(self):
@@ -210,12 +228,29 @@ class Laplace(Mechanism):
         )
 
     def sample(self, rng, sensitivity, shape):
-        """Draw the noise of one release of a query with that L1 sensitivity."""
+        r"""Draw the noise of one release of a query with that L1 sensitivity.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            The source of the noise (a fit's own noise stream).
+        sensitivity : float
+            The query's L1 sensitivity :math:`\Delta_1` (public, in the units
+            of the query).
+        shape : int, tuple of int or None
+            Shape of the query's value; None draws a single float.
+
+        Returns
+        -------
+        noise : ndarray or float
+            Independent Laplace draws of scale ``noise_multiplier *
+            sensitivity``, to add to the exact query value.
+        """
         return rng.laplace(0.0, self.noise_multiplier * sensitivity, size=shape)
 
     @property
     def epsilon(self) -> float:
-        """float: the pure-DP epsilon, ``1 / noise_multiplier``."""
+        """The pure-DP epsilon of one release, ``1 / noise_multiplier`` (float)."""
         return 1.0 / self.noise_multiplier
 
 
@@ -396,17 +431,23 @@ class SparseVector(Mechanism):
 
     @property
     def epsilon(self) -> float:
-        """float: the pure-DP epsilon of one run, ``epsilon_1 + epsilon_2``."""
+        """The pure-DP epsilon of one run, ``epsilon_1 + epsilon_2`` (float)."""
         return self.epsilon_1 + self.epsilon_2
 
     @property
     def threshold_scale(self) -> float:
-        """float: Laplace scale of the threshold noise in units of the sensitivity."""
+        """Laplace scale of the threshold noise in units of the sensitivity (float).
+
+        Equal to ``1 / epsilon_1``.
+        """
         return 1.0 / self.epsilon_1
 
     @property
     def query_scale(self) -> float:
-        """float: Laplace scale of each query's noise in units of the sensitivity."""
+        """Laplace scale of each query's noise in units of the sensitivity (float).
+
+        Equal to ``2 * count / epsilon_2``.
+        """
         return 2.0 * self.count / self.epsilon_2
 
 
@@ -440,8 +481,9 @@ class GaussianSparseVector(Mechanism):
 
     which grows with ``max_queries``.  Paper 002's Theorem 3
     (:math:`\alpha(4\sigma_1^2 + \sigma_2^2) / (2\sigma_1^2\sigma_2^2)`, no
-    dependence on :math:`k`) is not used: it fails for long query sequences
-    (``papers/notes_002.md``, section 3.2).
+    dependence on :math:`k`) is not used: it fails for long query sequences,
+    so a bound valid for every ``max_queries`` must grow with it, as the one
+    above does.
 
     References
     ----------
@@ -728,7 +770,27 @@ class RepeatAndSelect(Mechanism):
 
     @classmethod
     def from_mean(cls, mechanism, mean_runs, shape=1.0):
-        """The selection whose number of runs has mean ``mean_runs`` (> 1)."""
+        r"""The selection whose number of runs has mean ``mean_runs`` (> 1).
+
+        Solves :math:`E[K] = ` ``mean_runs`` for :math:`\gamma` by bisection
+        (the mean falls from infinity to 1 as :math:`\gamma` grows from 0 to
+        1). The cost grows like :math:`\log E[K]`.
+
+        Parameters
+        ----------
+        mechanism : Mechanism
+            One run, as for the class.
+        mean_runs : float
+            The expected number of runs :math:`E[K]`, > 1 and finite.
+        shape : float, default=1.0
+            :math:`\eta \ge 0`: 1 is geometric, 0 logarithmic.
+
+        Returns
+        -------
+        selection : RepeatAndSelect
+            With the :math:`\gamma` found (rounded up, so that the mean is at
+            most ``mean_runs``).
+        """
         mean_runs = _real(mean_runs, "mean_runs", "RepeatAndSelect")
         shape = _real(shape, "shape", "RepeatAndSelect", positive=False)
         if not mean_runs > 1:
@@ -743,7 +805,21 @@ class RepeatAndSelect(Mechanism):
         return cls(mechanism, hi, shape)
 
     def sample_runs(self, rng) -> int:
-        r"""Draw K from :math:`\mathcal{D}_{\eta, \gamma}` with a numpy Generator."""
+        r"""Draw K from :math:`\mathcal{D}_{\eta, \gamma}` with a numpy Generator.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            The source of randomness. K must stay secret (releasing it voids
+            the guarantee), so draw it from a private stream.
+
+        Returns
+        -------
+        k : int
+            The number of runs, >= 1 (a logarithmic draw for
+            :math:`\eta = 0`, else a negative binomial draw conditioned on
+            being >= 1).
+        """
         if self.shape == 0:
             return int(rng.logseries(1.0 - self.gamma))
         while True:
@@ -753,7 +829,8 @@ class RepeatAndSelect(Mechanism):
 
 
 def truncated_negative_binomial_mean(gamma: float, shape: float) -> float:
-    r""":math:`E[K]` for :math:`K \sim \mathcal{D}_{\eta, \gamma}` (Papernot and Steinke, eq. 2)."""
+    r""":math:`E[K]` for :math:`K \sim \mathcal{D}_{\eta, \gamma}` (Papernot and Steinke, eq. 2).
+    """
     if shape == 0:
         return (1.0 - gamma) / (gamma * math.log(1.0 / gamma))
     return shape * (1.0 - gamma) / (gamma * -math.expm1(shape * math.log(gamma)))
@@ -805,6 +882,8 @@ def mechanism_from_dict(d: dict) -> Mechanism:
     Returns
     -------
     mechanism : Mechanism
+        An instance of the class named by ``"type"``, equal to the mechanism
+        that produced ``d``; fields absent from ``d`` take their defaults.
 
     Raises
     ------

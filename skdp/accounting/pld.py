@@ -425,6 +425,13 @@ def _has_pld(m: Mechanism) -> bool:
 def split_for_pld(mechanism: Mechanism):
     """Split a tree into the parts with a PLD form and the rest (for RDP).
 
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The tree to split. :class:`Composed` and :class:`Repeated` nodes are
+        flattened (repetition counts are kept); every other node goes whole
+        to the PLD part if all of it has a PLD form, else to the RDP part.
+
     Returns
     -------
     pld_part, rdp_part : Mechanism or None
@@ -597,7 +604,23 @@ class PrivacyLossDistribution:
         return self
 
     def compose(self, other: "PrivacyLossDistribution") -> "PrivacyLossDistribution":
-        """The distribution of running both mechanisms (convolution in each direction)."""
+        """The distribution of running both mechanisms (convolution in each direction).
+
+        Parameters
+        ----------
+        other : PrivacyLossDistribution
+            The second mechanism's distribution, on the same ``grid``.
+
+        Returns
+        -------
+        PrivacyLossDistribution
+            The distribution of ``Composed([self.mechanism, other.mechanism])``.
+
+        Raises
+        ------
+        ValueError
+            If the two distributions use different grids.
+        """
         if other.grid != self.grid:
             raise ValueError("compose: the two distributions use different grids.")
         mech = Composed([self.mechanism, other.mechanism])
@@ -607,7 +630,18 @@ class PrivacyLossDistribution:
         return self._from_pair(pair, self.grid, mech)
 
     def self_compose(self, count: int) -> "PrivacyLossDistribution":
-        """The distribution of ``count`` runs (by repeated squaring)."""
+        """The distribution of ``count`` runs (by repeated squaring).
+
+        Parameters
+        ----------
+        count : int
+            Number of runs, >= 0 (0 gives the distribution of no release).
+
+        Returns
+        -------
+        PrivacyLossDistribution
+            The distribution of ``Repeated(self.mechanism, count)``.
+        """
         mech = Repeated(self.mechanism, count)
         if self._directions is None or count == 0:
             return self._from_pair(None, self.grid, mech)
@@ -615,13 +649,38 @@ class PrivacyLossDistribution:
         return self._from_pair(pair, self.grid, mech)
 
     def delta(self, epsilon: float) -> float:
-        """Largest of the two directions' delta at ``epsilon``."""
+        """Largest of the two directions' delta at ``epsilon``.
+
+        Parameters
+        ----------
+        epsilon : float
+            The epsilon at which the hockey-stick divergence is evaluated.
+
+        Returns
+        -------
+        float
+            An upper bound on the mechanism's delta at ``epsilon`` (never
+            under-reported; 0 for a mechanism that releases nothing).
+        """
         if self._directions is None:
             return 0.0
         return float(max(d.delta(float(epsilon)) for d in self._directions))
 
     def epsilon(self, delta: float) -> float:
-        """Largest of the two directions' epsilon at ``delta`` (``inf`` if unreachable)."""
+        """Largest of the two directions' epsilon at ``delta`` (``inf`` if unreachable).
+
+        Parameters
+        ----------
+        delta : float
+            Target delta in (0, 1).
+
+        Returns
+        -------
+        float
+            The smallest epsilon at which both pessimistic distributions
+            reach ``delta``: an upper bound on the mechanism's epsilon;
+            ``inf`` if ``delta`` is below the mass at infinite loss.
+        """
         if self._directions is None:
             return 0.0
         return max(d.epsilon(float(delta)) for d in self._directions)

@@ -4,8 +4,8 @@ A fit builds a :class:`ProblemSpec` (everything public about it) before any
 data value is read; the solver's ``plan(spec)`` runs once and its mechanism
 is what the accountant checks and charges; ``solve(queries, plan)`` reaches
 the data only through :class:`~skdp.solvers.PrivateQueries`, whose every
-query draws its noise and is counted against the plan. See
-``docs/developers.md`` for how to add a solver.
+query draws its noise and is counted against the plan. See the developers
+guide in the documentation for how to add a solver.
 """
 
 from dataclasses import dataclass, field
@@ -54,7 +54,15 @@ class ProblemSpec:
     clip_norm : float
         Per-example gradient bound: the sensitivity of a clipped sum.
     data_norm : float or None
-    epsilon, delta : float
+        The estimator's public bound on the L2 norm of each row (rows above
+        it are scaled down to it before the loss sees them); None when rows
+        are not bounded, and then no smoothness constant derives from it.
+    epsilon : float
+        The privacy budget of the whole fit, > 0: the plan's mechanism must
+        compose to at most (``epsilon``, ``delta``).
+    delta : float
+        The fit's delta, in [0, 1); 0 asks for pure epsilon-DP (Laplace
+        noise, L1 sensitivities).
     batch_size : int or None
         Expected Poisson batch size; None for full batches.
     max_iter : int or None
@@ -106,7 +114,24 @@ class ProblemSpec:
         return self.batch_size / self.n_samples
 
     def noise(self, noise_multiplier, sampling_rate=None):
-        """One noisy-gradient mechanism of this fit (Laplace if delta is 0, else Gaussian)."""
+        """One noisy-gradient mechanism of this fit (Laplace if delta is 0, else Gaussian).
+
+        Parameters
+        ----------
+        noise_multiplier : float
+            Noise scale per unit of sensitivity (standard deviation for the
+            Gaussian, scale for the Laplace mechanism), > 0.
+        sampling_rate : float or None, default=None
+            Poisson sampling rate of the query; None uses the spec's
+            :attr:`sampling_rate` (``batch_size / n``, 1.0 for full batches).
+
+        Returns
+        -------
+        Mechanism
+            :class:`~skdp.accounting.Gaussian` (``delta > 0``) or
+            :class:`~skdp.accounting.Laplace` (``delta = 0``), wrapped in
+            :class:`~skdp.accounting.PoissonSampled` when the rate is below 1.
+        """
         rate = self.sampling_rate if sampling_rate is None else sampling_rate
         return noise_mechanism(self.delta, rate)(noise_multiplier)
 
@@ -141,17 +166,23 @@ class ProblemSpec:
 class Plan:
     """A solver's privacy plan, computed once from the spec.
 
-    Attributes
+    Built by a solver's ``plan(spec)`` from public quantities only, before
+    the data is read; every parameter is stored as an attribute of the same
+    name.
+
+    Parameters
     ----------
     spec : ProblemSpec
+        The spec the plan was computed from.
     mechanism : skdp.accounting.Mechanism
         The calibrated mechanism tree the fit may run: what is charged, and
         the most :class:`~skdp.solvers.PrivateQueries` will let the solver run.
     n_iter : int
         Number of iterations the plan provides for.
-    noise_multiplier : float
-        The base noise multiplier (per unit of sensitivity).
-    details : dict
+    noise_multiplier : float, default=nan
+        The base noise multiplier (per unit of sensitivity); NaN when the
+        solver has no single one.
+    details : dict, default={}
         Solver-specific public quantities (per-step scales, steps, ...).
     adaptive : bool, default=False
         False: ``mechanism`` is the list of queries the solver will run.
@@ -179,13 +210,18 @@ class Plan:
 class SolverResult:
     """Outcome of a solve.
 
-    Attributes
+    Returned by a solver's ``solve(queries, plan)``; every parameter is
+    stored as an attribute of the same name. Everything in it is released
+    by the estimator, so it must be computed from noisy query answers and
+    public quantities only.
+
+    Parameters
     ----------
     coef : ndarray
-        Final (private) parameters.
+        Final (private) parameters, of shape ``spec.coef_shape``.
     n_iter : int
         Iterations run (a released quantity).
-    attributes : dict
+    attributes : dict, default={}
         Further released quantities the estimator stores as fitted
         attributes (names ending in ``_``), e.g. ``certified_``.
     """
@@ -212,7 +248,26 @@ class Solver:
     option_constraints = {}
 
     def check_options(self, options):
-        """Fill defaults, reject unknown names and values outside their constraints."""
+        """Fill defaults, reject unknown names and values outside their constraints.
+
+        Reads parameters only (no data), so a bad option costs no privacy.
+
+        Parameters
+        ----------
+        options : dict
+            The options given through ``solver_params`` (name -> value).
+
+        Returns
+        -------
+        dict
+            The solver's ``options`` defaults updated with ``options``.
+
+        Raises
+        ------
+        ValueError
+            For an unknown option name, or a value that no declared form of
+            ``option_constraints`` accepts.
+        """
         unknown = sorted(set(options) - set(self.options))
         if unknown:
             raise ValueError(
@@ -225,9 +280,46 @@ class Solver:
         return merged
 
     def plan(self, spec):
-        """Calibrate the run from public quantities; raise ValueError if it cannot run."""
+        """Calibrate the run from public quantities; raise ValueError if it cannot run.
+
+        Called once per fit, before the data is read; its mechanism is what
+        the accountant checks and charges.
+
+        Parameters
+        ----------
+        spec : ProblemSpec
+            Everything public about the fit (no data).
+
+        Returns
+        -------
+        Plan
+            The calibrated mechanism tree and the public quantities of the
+            run (iterations, noise multiplier, solver-specific details).
+
+        Raises
+        ------
+        ValueError
+            If the solver cannot run on this spec (e.g. no public constant it
+            needs, or a budget too small for one iteration).
+        """
         raise NotImplementedError  # pragma: no cover
 
     def solve(self, queries, plan):
-        """Run the planned iterations through ``queries``; return a SolverResult."""
+        """Run the planned iterations through ``queries``; return a SolverResult.
+
+        Parameters
+        ----------
+        queries : PrivateQueries
+            The only access to the data: noisy clipped queries, each counted
+            against ``plan.mechanism`` (one beyond the plan raises
+            :class:`~skdp.solvers.QueryBudgetError` before it runs).
+        plan : Plan
+            What :meth:`plan` returned for this fit.
+
+        Returns
+        -------
+        SolverResult
+            The final parameters, the iterations run and any further
+            released quantities.
+        """
         raise NotImplementedError  # pragma: no cover

@@ -126,18 +126,56 @@ class PrivateQueries:
         return self._rng
 
     def initial_coef(self):
-        """The public starting point (a fresh copy)."""
+        """The public starting point (a fresh copy).
+
+        Returns
+        -------
+        ndarray of shape ``spec.coef_shape``
+            The estimator's public random start when it drew one, else
+            zeros. Reading it costs nothing.
+        """
         if self._start is None:
             return np.zeros(self._spec.coef_shape)
         return np.array(self._start, dtype=np.float64)
 
     def batch_cost(self, mechanism, sampling_rate=None):
-        """What running ``mechanism`` on one batch costs: sampled once, or as is."""
+        """What running ``mechanism`` on one batch costs: sampled once, or as is.
+
+        Parameters
+        ----------
+        mechanism : Mechanism
+            Everything that would run on the batch, unsampled.
+        sampling_rate : float or None, default=None
+            Poisson sampling rate of the batch; None uses the spec's rate
+            (``batch_size / n``), 1 is the whole data.
+
+        Returns
+        -------
+        Mechanism
+            ``PoissonSampled(rate, mechanism)`` for a rate below 1, else
+            ``mechanism`` itself: what :meth:`batch` would charge.
+        """
         rate = self._spec.sampling_rate if sampling_rate is None else float(sampling_rate)
         return mechanism if rate >= 1.0 else PoissonSampled(rate, mechanism)
 
     def affordable(self, mechanism, sampling_rate=None):
-        """Whether one batch running ``mechanism`` still fits the plan (reads no data)."""
+        """Whether one batch running ``mechanism`` still fits the plan (reads no data).
+
+        Parameters
+        ----------
+        mechanism : Mechanism
+            Everything that would run on the batch, unsampled.
+        sampling_rate : float or None, default=None
+            As for :meth:`batch_cost`.
+
+        Returns
+        -------
+        bool
+            For a fixed plan, whether the plan still holds an unused
+            :meth:`batch_cost` of it; for an adaptive plan, whether the
+            privacy filter admits it. A function of the queries run so far,
+            so asking releases nothing.
+        """
         cost = self.batch_cost(mechanism, sampling_rate)
         if self._filter is not None:
             return self._filter.admits(cost)
@@ -205,13 +243,20 @@ class PrivateQueries:
         Parameters
         ----------
         W : ndarray of shape ``spec.coef_shape``
+            The point at which the gradients are taken (public: the start or
+            a function of released outputs).
         noise_multiplier : float
+            ``z``: the noise scale per unit of ``clip_norm``. The plan must
+            provide for ``spec.noise(z)`` at this rate (else
+            :class:`QueryBudgetError` is raised before the data is read).
         sampling_rate : float or None
             None uses the spec's rate (``batch_size / n``).
 
         Returns
         -------
         g : ndarray of shape ``spec.coef_shape``
+            The noisy mean gradient :math:`\tilde g` of the loss (without
+            the penalty).
         """
         base = self._spec.noise(noise_multiplier, 1.0)
         return self.batch(base, sampling_rate).noisy_gradient(W, noise_multiplier)
@@ -240,6 +285,12 @@ class PrivateQueries:
         Returns
         -------
         PrivateDuals
+            The handle to the duals, all 0 to start; it exposes no value.
+
+        Raises
+        ------
+        ValueError
+            If the loss has no per-record dual (minimax) form.
         """
         if "minimax" not in getattr(self._loss, "capabilities", ()):
             raise ValueError(
@@ -266,6 +317,8 @@ class PrivateQueries:
         Returns
         -------
         PrivateShards
+            The split, whose :meth:`PrivateShards.round` runs the per-node
+            queries; creating it reads no data and charges nothing.
         """
         return PrivateShards(self, n_nodes, seed, local_batch_size)
 
@@ -289,6 +342,15 @@ class PrivateDuals:
     :meth:`PrivateBatch.noisy_gradient` and
     :meth:`PrivateBatch.noisy_gradient_difference`, which use the current
     duals and, for a difference, the duals of the last query.
+
+    Parameters
+    ----------
+    queries : PrivateQueries
+        The fit's queries; the duals can be used only with them.
+    ascent_step : float
+        The dual step ``lambda``, in (0, 1].
+    ascent_steps : int
+        Number ``K >= 1`` of exact ascent steps per :meth:`ascend`.
     """
 
     def __init__(self, queries, ascent_step, ascent_steps):
@@ -299,7 +361,17 @@ class PrivateDuals:
         self._queried = self._current
 
     def ascend(self, W):
-        """``K`` exact ascent steps on every dual at the public point ``W`` (releases nothing)."""
+        """Run ``K`` exact ascent steps on every dual at the public point ``W``.
+
+        Each dual moves as a function of its own record and ``W`` only, and
+        nothing is returned, so this releases nothing and costs nothing.
+
+        Parameters
+        ----------
+        W : ndarray of shape ``spec.coef_shape``
+            The current primal point (public: a function of released
+            outputs).
+        """
         self._current = self._queries._loss.dual_ascent(W, self._current, self._step,
                                                          self._steps)
 
@@ -321,6 +393,19 @@ class PrivateBatch:
     query it was not charged for raises :class:`QueryBudgetError` before it
     touches the data. Results are means over the batch divided by the
     public expected batch size ``rate * n`` (one scale throughout).
+
+    Parameters
+    ----------
+    queries : PrivateQueries
+        The fit's queries (data, noise stream, spec).
+    idx : ndarray of int or None
+        Positions of the records in the batch (the Poisson sample, which
+        stays private); None for the whole data.
+    rate : float
+        The batch's sampling rate (public), stored as ``rate``.
+    mechanism : Mechanism
+        What was charged for the batch, unsampled, stored as
+        ``mechanism``; each of its queries can run at most once.
     """
 
     def __init__(self, queries, idx, rate, mechanism):
@@ -350,6 +435,7 @@ class PrivateBatch:
         Parameters
         ----------
         W : ndarray of shape ``spec.coef_shape``
+            The point at which the gradients are taken (public).
         noise_multiplier : float
             Must match a Gaussian (``delta > 0``) or Laplace (``delta = 0``)
             mechanism the batch was charged for.
@@ -363,6 +449,9 @@ class PrivateBatch:
         Returns
         -------
         g : ndarray of shape ``spec.coef_shape``
+            ``(sum of clipped gradients + noise) / (rate * n)``, the noise of
+            scale ``noise_multiplier * clip_norm`` (L2 clipping and Gaussian
+            noise, or L1 clipping and Laplace noise).
         """
         q = self._queries
         spec = q._spec
@@ -389,8 +478,12 @@ class PrivateBatch:
 
         Parameters
         ----------
-        W, W_prev : ndarray of shape ``spec.coef_shape``
+        W : ndarray of shape ``spec.coef_shape``
+            The current point :math:`W` (public).
+        W_prev : ndarray of shape ``spec.coef_shape``
+            The previous point :math:`W'` (public).
         noise_multiplier : float
+            ``z``; must match a mechanism the batch was charged for.
         clip_norm : float
             Per-example bound on the difference, > 0.
         duals : PrivateDuals or None
@@ -401,6 +494,8 @@ class PrivateBatch:
         Returns
         -------
         g : ndarray of shape ``spec.coef_shape``
+            The noisy increment above, to add to the previous gradient
+            estimate.
         """
         q = self._queries
         base = q._spec.noise(noise_multiplier, 1.0)
@@ -424,9 +519,21 @@ class PrivateBatch:
         ``spec.noise(noise_multiplier)`` (Gaussian, or Laplace when
         ``delta = 0``) of scale ``noise_multiplier * loss_clip``.
 
+        Parameters
+        ----------
+        W : ndarray of shape ``spec.coef_shape``
+            The point at which the losses are evaluated (public).
+        noise_multiplier : float
+            Must match a mechanism the batch was charged for.
+        loss_clip : float
+            The clip ``C > 0`` of each example's loss (public); a NaN or
+            infinite loss counts as ``C``.
+
         Returns
         -------
         float
+            ``(sum of clipped losses + noise) / (rate * n)``: a noisy,
+            downward-biased (by clipping) estimate of the mean loss.
         """
         q = self._queries
         base = q._spec.noise(noise_multiplier, 1.0)
@@ -464,17 +571,25 @@ class PrivateBatch:
         Parameters
         ----------
         W : ndarray of shape ``spec.coef_shape``
+            The point at which the Hessians are taken (public).
         noise_multiplier : float
             Must match a Gaussian mechanism the batch was charged for.
         hessian_clip : float
             ``C_H``, public.
         public_diagonal : ndarray of shape ``spec.coef_shape`` or None
+            ``D``, added after the noise (e.g. the penalty's
+            ``hessian_diagonal(W)``); it reads no data. None adds nothing.
         dense_limit : int, default=2000
+            Largest number of parameters for which the Hessian is formed
+            densely; above it Lanczos on Hessian-vector products is used.
+            Only the computation changes, not the mechanism.
 
         Returns
         -------
         eigenvalue : float
+            The smallest eigenvalue of :math:`\tilde H`.
         eigenvector : ndarray of shape ``spec.coef_shape``, unit norm
+            Its eigenvector (its sign is arbitrary).
         """
         q = self._queries
         spec = q._spec
@@ -640,6 +755,17 @@ class PrivateShards:
     round costs ``Activated(p, PoissonSampled(rate, noise))`` with ``p`` the
     largest chance that one node is active and ``rate`` the largest
     sampling rate over the nodes.
+
+    Parameters
+    ----------
+    queries : PrivateQueries
+        The fit's queries; every round is charged against their plan.
+    n_nodes : int
+        Number of nodes, ``1 <= n_nodes <= n_samples``.
+    seed : int
+        Public seed of the split of the records over the nodes.
+    local_batch_size : float
+        Expected number of records an active node samples per round, > 0.
     """
 
     def __init__(self, queries, n_nodes, seed, local_batch_size):
@@ -708,6 +834,7 @@ class PrivateShards:
         Returns
         -------
         active : ndarray of int
+            The nodes active this round, sorted (public).
         mixing : object
             What ``activation.draw`` returned beside the active nodes.
         gradients : ndarray of shape ``(len(active),) + spec.coef_shape``

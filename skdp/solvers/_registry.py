@@ -45,6 +45,16 @@ def register_solver(solver, *, force=False):
 def unregister_solver(name):
     """Remove the solver called ``name`` from the registry and return it.
 
+    Parameters
+    ----------
+    name : str
+        The registered name (the solver's ``name`` attribute).
+
+    Returns
+    -------
+    solver : Solver
+        The solver removed; estimators can no longer select it by name.
+
     Raises
     ------
     ValueError
@@ -60,6 +70,17 @@ def unregister_solver(name):
 
 def get_solver(name):
     """Return the registered solver called ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A registered name, as given to an estimator's ``solver`` (see
+        :func:`available_solvers`).
+
+    Returns
+    -------
+    solver : Solver
+        The registered instance itself (not a copy).
 
     Raises
     ------

@@ -29,7 +29,8 @@ convex, so under the strongly convex schedule they take
 schedule's :math:`\gamma\sqrt t` for weights :math:`a_t`; :math:`\gamma_c`
 = 0.1 ``clip_norm``), without which their steps grow like t and diverge.
 
-Privacy (record level, zero-out neighbours; DESIGN.md section 2). In one
+Privacy (record level, zero-out neighbours: one record replaced by a null
+record that contributes nothing, n public). In one
 round a record's data reaches only its own node's message, and only when
 that node is active. Which nodes are active is a public coin, independent
 of the data and visible to every observer (an idle node's state does not
@@ -44,7 +45,7 @@ transcript of messages (the paper's Definition 1), hence the model.
 
 The paper's Theorem 1 claims amplification at rate :math:`\iota / q`, as
 if the activation were hidden, and sets the noise by advanced
-composition with a delta near 1 (notes_003, section 2): it is offered only
+composition with a delta near 1: it is offered only
 as ``calibration='paper'``, which warns, charges what the accountant
 computes for that noise and refuses to run when that exceeds the target.
 
@@ -415,7 +416,7 @@ class DualAveraging(Solver):
             warnings.warn(
                 f"dual_averaging: calibration='paper' uses Theorem 1's noise (multiplier "
                 f"{z:.4g}) for reproduction; its stated guarantee does not hold as written "
-                f"(notes_003). The fit is charged epsilon {spec.epsilon:g} at delta "
+                f"(its delta is near 1 outside the theorem's regime). The fit is charged epsilon {spec.epsilon:g} at delta "
                 f"{spec.delta:g}, which skdp's accountant confirms ({spent:.4g}).",
                 UserWarning, stacklevel=2)
         else:

@@ -1,7 +1,8 @@
 r"""Noisy clipped gradient descent (DP-GD) and Poisson-sampled DP-SGD.
 
-The baseline every paper in ``papers/`` compares with. Each step releases
-the sum of per-example gradients clipped to norm ``C`` plus noise,
+The baseline every paper on the solvers page of the documentation compares
+with. Each step releases the sum of per-example gradients clipped to norm
+``C`` plus noise,
 
 .. math::
 
@@ -64,7 +65,7 @@ def zcdp_rho(epsilon, delta):
 
 
 def budget_max_iter(n_samples, epsilon, delta, step_reach=16.0):
-    r"""Full-batch steps for ``max_iter=None``: :math:`T = 0.3\, n \sqrt{\rho}\, (16 / r)` in [10, 500].
+    r"""Full-batch steps for ``max_iter=None``: :math:`0.3 n \sqrt{\rho} (16 / r)` in [10, 500].
 
     From public quantities only: n, epsilon, delta (through the zCDP
     :math:`\rho` they afford, :func:`zcdp_rho`) and ``step_reach`` :math:`r =

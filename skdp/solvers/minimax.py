@@ -4,10 +4,9 @@ Paper 000 (Xu, Tao, Ding, Fan, Wang) runs DP-SPIDER jointly on a minimax
 problem :math:`\min_x \max_y f(x, y)`. With no dual block (``d2 = 0``, the
 value function :math:`\Phi = f` itself) it is DP-SPIDER with the paper's
 perturb-and-monitor escape, which is what this solver runs on the smooth
-losses of skdp's estimators (the y-free form the notes recommend,
-notes_000 section 4).
+losses of skdp's estimators (the y-free form).
 
-The gradient estimate (Algorithm 3 with K = 1; notes_000 section 2):
+The gradient estimate (Algorithm 3 of [1]_ with K = 1):
 
 .. math::
 
@@ -21,8 +20,8 @@ The gradient estimate (Algorithm 3 with K = 1; notes_000 section 2):
 with :math:`\omega_t \sim N(0, (z C_1)^2 I)`, :math:`\zeta_t \sim N(0, (\kappa z
 C_t)^2 I)` and the increment clip :math:`C_t = \hat L \|x_t - x_{t-1}\|`, a
 function of released iterates and the public smoothness :math:`\hat L`
-(the correction of notes_000 section 2.4, item 5: per-example clipping of
-the difference, so the sensitivity holds whatever the data). ``B_t`` is the
+(a correction of the paper: per-example clipping of the difference, so
+the sensitivity holds whatever the data). ``B_t`` is the
 whole data (``S_1 = n``) or a Poisson sample of expected size ``S``.
 
 The iterate (Algorithm 2): while :math:`\|v_t + \nabla r(x_t)\| \ge \alpha`
@@ -40,13 +39,14 @@ estimates: it is post-processing, free.
 
 Privacy: every query is counted in advance, ``ceil(T/q)`` refreshes and
 ``T - ceil(T/q)`` increments (the spurious increment of a refresh step is
-skipped, notes_000 section 2 note 2), refreshes with the noise multiplier
+skipped), refreshes with the noise multiplier
 ``z`` and increments with ``kappa z`` (``kappa`` public, by default the
 ratio that gives both kinds of query the same share of the budget), ``z``
 calibrated by skdp's accountant for the target (epsilon, delta);
 increments on Poisson samples are accounted as sampled Gaussians. None of
-the paper's noise formulas is used (notes_000 section 2.4). (epsilon,
-delta)-DP for zero-out neighbours, n public.
+the paper's noise formulas is used: the accountant calibrates ``z`` for
+the whole counted run. (epsilon, delta)-DP for zero-out neighbours, n
+public.
 
 References
 ----------
@@ -71,8 +71,8 @@ from ._registry import register_solver
 
 __all__ = ["RecursiveGradientDescentAscent", "calibrated_noise_multiplier"]
 
-#: the threshold alpha is this multiple of the estimate's noise floor. The
-#: notes' 1.5 (notes_000 section 4) ends the descent while the gradient is
+#: the threshold alpha is this multiple of the estimate's noise floor. A
+#: multiple of 1.5 ends the descent while the gradient is
 #: still as large as the noise, which on Adult at epsilon 0.1 released the
 #: majority-class start (0.764; 1.0 gives 0.83) and on matrix sensing at
 #: epsilon 0.25 the random start (relative error 1.0; 1.0 gives 0.78)
@@ -116,7 +116,7 @@ class RecursiveGradientDescentAscent(Solver):
         data); an int is the expected size of a Poisson sample.
     increment_batch_size : 'auto' or int, default='auto'
         ``S_2``, the expected size of each increment's Poisson sample;
-        'auto' is ``min(n, max(64, n / sqrt(T)))`` (notes_000 section 4).
+        'auto' is ``min(n, max(64, n / sqrt(T)))``.
     smoothness : 'auto' or float, default='auto'
         :math:`\hat L`, the public smoothness the increment clip
         :math:`C_t = \hat L \|x_t - x_{t-1}\|` assumes; 'auto' is the
@@ -142,11 +142,12 @@ class RecursiveGradientDescentAscent(Solver):
         :math:`\eta`, the longest descent step: a descent step is the
         gradient step :math:`v_t / \hat L` shortened to at most
         ``max(max_step, relative_max_step * ||x_t||)``; 'auto' is
-        ``step_scale * alpha_0 / L`` (the normalised step ``alpha / L`` of
-        notes_000 section 4, scaled). Its length bounds the next increment's
-        clip, hence its noise.
+        ``step_scale * alpha_0 / L`` (the normalised step ``alpha / L``,
+        scaled). Its length bounds the next increment's clip, hence its
+        noise.
     step_scale : float, default=1.0
-        Multiple of the notes' ``alpha / L`` used by ``max_step='auto'``.
+        Multiple of the normalised step ``alpha / L`` used by
+        ``max_step='auto'``.
     relative_max_step : float, default=0.05
         A descent step may also be as long as this fraction of the
         iterate's norm (a released value), so that small thresholds at large
@@ -179,7 +180,7 @@ class RecursiveGradientDescentAscent(Solver):
         ``K``, exact dual ascent steps per outer step (the paper's 5).
     ascent_step : float, default=0.5
         ``lambda`` in (0, 1], the dual step: ``1 / (2 L_y)`` with the duals'
-        smoothness ``L_y = 1`` (notes_000 section 4); 1 is exact maximisation.
+        smoothness ``L_y = 1``; 1 is exact maximisation.
     """
 
     name = "rgda"

@@ -1,6 +1,6 @@
 r"""Private second-order stationary points (paper 004): gradient and negative-curvature steps.
 
-Wang, Xu et al. [1]_ (notes: ``papers/notes_004.md``). Every iteration takes
+Gao and Wright [1]_. Every iteration takes
 a noisy clipped gradient :math:`\tilde g`. While :math:`\|\tilde g\| >
 \epsilon_g` it steps along :math:`-\tilde g`; otherwise it forms a noisy
 Hessian :math:`\tilde H` (each example's Hessian clipped to Frobenius norm
@@ -66,8 +66,9 @@ replaced by a null record); n is public.
 
 References
 ----------
-.. [1] "Differentially Private Optimization for Smooth Non-convex ERM"
-   (paper 004; Algorithms 1-3, Section 3.4).
+.. [1] C. Gao and S. J. Wright, "Differentially Private Optimization for
+   Smooth Non-convex ERM", arXiv 2302.04972, 2023 (Algorithms 1-3,
+   Section 3.4).
 .. [2] V. Feldman and T. Zrnic, "Individual Privacy Accounting via a Rényi
    Filter", NeurIPS 2021.
 """
@@ -504,7 +505,7 @@ class SecondOrder(Solver):
 
     @staticmethod
     def _step(batch, search, W, direction, safe, o, direction_norm, required, spec):
-        """The safe step, or the AboveThreshold search's choice among ``max_step * safe / 2**i``."""
+        """The safe step, or the AboveThreshold search's pick among ``max_step * safe / 2**i``."""
         if search is None:
             return safe
         first = o["max_step"] * safe

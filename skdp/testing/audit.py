@@ -120,6 +120,9 @@ def clopper_pearson(k, n, alpha=0.05, alternative="two-sided"):
     Returns
     -------
     bound : float or ndarray, or tuple (lower, upper) for 'two-sided'
+        The bound(s) on the proportion ``k / n``: a float for scalar ``k`` and
+        ``n``, else an array of their broadcast shape. The lower bound is 0
+        when ``k == 0`` and the upper bound is 1 when ``k == n``.
 
     Examples
     --------
@@ -235,11 +238,15 @@ def max_epsilon_lower_bound(n_in, n_out, delta, confidence=0.95):
     n_in, n_out : int
         Evaluation runs with and without the canary.
     delta : float
+        The delta of the privacy claim being audited, in [0, 1).
     confidence : float, default=0.95
+        Probability that the bound is valid, in (0, 1).
 
     Returns
     -------
     epsilon : float
+        The bound of a test with ``tp = n_in``, ``fn = fp = 0`` and
+        ``tn = n_out``; it grows with the number of runs.
     """
     return epsilon_lower_bound(int(n_in), 0, 0, int(n_out), delta, confidence)
 
@@ -251,7 +258,11 @@ def max_epsilon_lower_bound(n_in, n_out, delta, confidence=0.95):
 class AuditResult:
     """Outcome of a privacy audit.
 
-    Attributes
+    Built by :func:`audit_scores` (and so by :func:`audit_estimator` and
+    :func:`audit_gaussian_mechanism`); every parameter is stored as an
+    attribute of the same name.
+
+    Parameters
     ----------
     epsilon_lower_bound : float
         Lower bound on epsilon, valid with probability ``confidence``
@@ -288,6 +299,12 @@ class AuditResult:
         Runs whose statistic was NaN or infinite (a model that overflowed):
         scored as ``+inf``, "the canary was in", on both sides, so a
         mechanism that breaks only with the canary is caught.
+
+    Attributes
+    ----------
+    passed : bool or None
+        True when ``epsilon_lower_bound <= claimed_epsilon`` (no violation
+        detected), False otherwise, None when there is no claim.
     """
 
     epsilon_lower_bound: float
@@ -320,7 +337,16 @@ class AuditResult:
         return bool(self.epsilon_lower_bound <= self.claimed_epsilon)
 
     def summary(self):
-        """One line: the bound next to the claim, and the counts behind it."""
+        """One line: the bound next to the claim, and the counts behind it.
+
+        Returns
+        -------
+        str
+            The bound, the claim, delta and confidence, the verdict ("ok" or
+            "VIOLATION", empty without a claim), the evaluation rates, the
+            tail, the threshold, the run counts and the ceiling; the counts of
+            non-finite scores are appended when there are any.
+        """
         claim = "?" if self.claimed_epsilon is None else f"{self.claimed_epsilon:.3g}"
         verdict = {None: "", True: "ok", False: "VIOLATION"}[self.passed]
         return (
@@ -399,6 +425,8 @@ def audit_scores(scores_out, scores_in, delta, *, claimed_epsilon=None, confiden
     claimed_epsilon : float or None, default=None
         Recorded in the result for comparison.
     confidence : float, default=0.95
+        Probability, in (0, 1), that the reported bound is valid; it is also
+        the level used when choosing the threshold.
     selection_fraction : float in (0, 1), default=0.2
         Fraction of the runs used to choose the threshold.
     threshold : float or None, default=None
@@ -408,6 +436,8 @@ def audit_scores(scores_out, scores_in, delta, *, claimed_epsilon=None, confiden
     Returns
     -------
     result : AuditResult
+        The bound with its counts, rates and threshold, and the score arrays
+        (``result.passed`` compares it with ``claimed_epsilon``).
     """
     delta = _check_delta(delta)
     confidence = _check_confidence(confidence)
@@ -580,6 +610,8 @@ def audit_estimator(estimator, X, y, canary_x, canary_y, statistic, *, n_runs=10
     X : {array-like, sparse matrix} of shape (n_samples, n_features)
         The data set without the canary.
     y : array-like of shape (n_samples,)
+        The targets of ``X``; the data set with the canary has ``canary_y``
+        appended.
     canary_x : array-like of shape (n_features,) or (1, n_features)
         The canary record.
     canary_y : scalar
@@ -587,6 +619,9 @@ def audit_estimator(estimator, X, y, canary_x, canary_y, statistic, *, n_runs=10
     statistic : callable
         ``fitted estimator -> float``; large values mean "the canary was in
         the training data". It must not depend on the run (no randomness).
+        Non-finite statistics (a model that overflowed) are scored ``+inf``
+        ("the canary was in") and counted in the result
+        (``n_nonfinite_out`` / ``n_nonfinite_in``).
     n_runs : int, default=1000
         Fits per data set (``2 * n_runs`` fits in total), split between
         threshold selection and evaluation by ``selection_fraction``.
@@ -596,7 +631,11 @@ def audit_estimator(estimator, X, y, canary_x, canary_y, statistic, *, n_runs=10
     claimed_epsilon : float or None, default=None
         The claimed epsilon; None reads it the same way.
     confidence : float, default=0.95
+        Probability, in (0, 1), that the reported bound is valid.
     selection_fraction : float, default=0.2
+        Fraction, in (0, 1), of the runs of each data set used to choose the
+        threshold (see :func:`audit_scores`); ignored when ``threshold`` is
+        given.
     threshold : float or None, default=None
         A decision threshold fixed in advance (no selection runs).
     random_state : int, Generator or None, default=None
@@ -618,9 +657,6 @@ def audit_estimator(estimator, X, y, canary_x, canary_y, statistic, *, n_runs=10
         two fits. The first fit is on D in both worlds, so the claim of the
         pair is the claim of one fit; an implementation that reuses the
         seed's noise across charged fits fails this audit outright.
-
-    Non-finite statistics (a model that overflowed) are scored ``+inf``
-    ("the canary was in") and counted in the result.
 
     Returns
     -------
@@ -726,6 +762,8 @@ def gaussian_epsilon(noise_multiplier, delta):
     Returns
     -------
     epsilon : float
+        The smallest epsilon (>= 0) for which one release with this noise
+        multiplier is (epsilon, delta)-DP; 0 if it is (0, delta)-DP already.
 
     Examples
     --------
@@ -759,6 +797,8 @@ def gaussian_noise_multiplier(epsilon, delta):
     Returns
     -------
     noise_multiplier : float
+        Noise standard deviation per unit of L2 sensitivity; the inverse of
+        :func:`gaussian_epsilon` at this delta.
     """
     eps = float(epsilon)
     delta = _check_delta(delta)
@@ -790,11 +830,18 @@ def audit_gaussian_mechanism(noise_multiplier=None, *, epsilon=None, delta=1e-5,
     epsilon : float or None
         Target epsilon; z is then :func:`gaussian_noise_multiplier`.
     delta : float, default=1e-5
+        The delta at which the exact epsilon and the bound are computed, in
+        (0, 1).
     n_runs : int, default=100000
         Runs per data set.
     confidence : float, default=0.95
+        Probability, in (0, 1), that the reported bound is valid.
     selection_fraction : float, default=0.2
+        Fraction of the runs used to choose the threshold (see
+        :func:`audit_scores`).
     random_state : int, Generator or None, default=None
+        Seed of the noise draws (passed to :func:`numpy.random.default_rng`);
+        None draws fresh entropy, so the result varies between calls.
 
     Returns
     -------
