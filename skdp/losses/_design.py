@@ -25,16 +25,16 @@ it is there), so nothing here overflows or underflows for finite input:
   the largest float is taken as the largest float;
 * *extreme* rows, whose norm exceeds a dtype-dependent threshold (2**40
   for float32, 2**200 for float64), is below its inverse but not zero, or
-  whose clipping factor is below its inverse, are kept apart, once, as float64 unit rows ``u_i = x_i /
-  ||x_i||`` with the multiplier ``m_i = min(||x_i||, data_norm)``; the
-  passes over ``X`` give them weight 0 and add ``m_i (u_i @ W)`` and
-  ``sum_i (R_i m_i) u_i`` computed from the unit rows. A huge row is thus
-  treated exactly as the row clipped to ``data_norm`` (or, with
-  ``data_norm=None``, as the row itself, whose linear predictor is then
-  bounded by the largest float; a row whose L2 or L1 norm exceeds the
-  largest float is used scaled down to fit, in the same direction). Every
-  other row takes the usual single
-  pass over ``X``, whose products cannot overflow below those thresholds.
+  whose clipping factor is below its inverse, are kept apart, once, as
+  float64 unit rows ``u_i = x_i / ||x_i||`` with the multiplier
+  ``m_i = min(||x_i||, data_norm)``; the passes over ``X`` give them
+  weight 0 and add ``m_i (u_i @ W)`` and ``sum_i (R_i m_i) u_i`` computed
+  from the unit rows. A huge row is thus treated exactly as the row
+  clipped to ``data_norm`` (or, with ``data_norm=None``, as the row itself,
+  whose linear predictor is then bounded by the largest float; a row whose
+  L2 or L1 norm exceeds the largest float is used scaled down to fit, in
+  the same direction). Every other row takes the usual single pass over
+  ``X``, whose products cannot overflow below those thresholds.
   Data without extreme rows (the common case) pays nothing for this.
 """
 
@@ -190,7 +190,7 @@ class LinearDesign:
     def __init__(self, X, fit_intercept, data_norm=None, intercept_scale=1.0):
         self.X = X
         self.fit_intercept = bool(fit_intercept)
-        #: the constant feature's value ``s``: the intercept is ``s * W[-1]``
+        #: Value ``c`` of the constant feature (0.0 without it): the intercept is ``c * W[-1]``.
         self.intercept_scale = float(intercept_scale) if self.fit_intercept else 0.0
         self.data_norm = data_norm
         self.n_samples, self.n_features = X.shape
@@ -241,7 +241,22 @@ class LinearDesign:
         return self.n_features + int(self.fit_intercept)
 
     def row_norms(self, ord=2, idx=None):
-        """Norms of the implicit rows ``[s_i x_i, 1]`` (intercept included)."""
+        """Norms of the implicit rows ``[s_i x_i, c]`` (intercept included).
+
+        Parameters
+        ----------
+        ord : {1, 2}
+            The norm: L2, or L1 (the feature part's L1 norm plus ``c``).
+        idx : ndarray of int or None
+            Rows to use; None for all.
+
+        Returns
+        -------
+        ndarray of shape (n_rows,), float64
+            The norm of each row used, after row clipping (extreme rows as
+            the scaled unit rows), so at most ``hypot(data_norm, c)`` in L2
+            when ``data_norm`` is set. Data-dependent: not for release.
+        """
         if ord == 2:
             norms = self._l2_row_norms
         else:
@@ -262,6 +277,20 @@ class LinearDesign:
 
         ``clip_norm * inverse_row_norms()`` is the largest residual magnitude
         each row can carry with a gradient of norm at most ``clip_norm``.
+
+        Parameters
+        ----------
+        ord : {1, 2}
+            The norm, as in :meth:`row_norms`.
+        idx : ndarray of int or None
+            Rows to use; None for all (the cache holds all rows).
+
+        Returns
+        -------
+        ndarray of shape (n_rows,), float64
+            ``1 / ||[s_i x_i, c]||`` for each row used; 0 for a row of norm 0
+            (its gradient is 0 whatever the residual) and inf where the
+            inverse of a subnormal norm overflows.
         """
         inv = self._inverse_norms.get(ord)
         if inv is None:
@@ -272,7 +301,19 @@ class LinearDesign:
         return inv if idx is None else inv[idx]
 
     def raw_feature_norms(self, idx=None):
-        """L2 norms of the rows of ``X`` before row clipping (float64, accurate)."""
+        """L2 norms of the rows of ``X`` before row clipping (float64, accurate).
+
+        Parameters
+        ----------
+        idx : ndarray of int or None
+            Rows to use; None for all.
+
+        Returns
+        -------
+        ndarray of shape (n_rows,), float64
+            ``||x_i||_2`` of each row used, without the intercept and capped
+            at the largest float64; data-dependent, not a public bound.
+        """
         return self._raw_l2_norms if idx is None else self._raw_l2_norms[idx]
 
     def extreme_rows(self, idx=None):
@@ -285,12 +326,13 @@ class LinearDesign:
 
         Returns
         -------
-        None when there are none, else ``(pos, unit, mult)``: ``pos`` the
-        positions of the extreme rows among the rows used, ``unit`` their
-        unit rows ``x_i / ||x_i||`` (float64, dense or CSR) and ``mult`` the
-        norms ``min(||x_i||, data_norm)`` of the (clipped) rows, so that the
-        clipped row is ``mult[k] * unit[k]``. In the passes over ``X`` these
-        rows have weight 0 (``row_scale`` is 0 there).
+        extreme : tuple of (ndarray, ndarray or sparse matrix, ndarray) or None
+            None when there are none, else ``(pos, unit, mult)``: ``pos`` the
+            positions of the extreme rows among the rows used, ``unit`` their
+            unit rows ``x_i / ||x_i||`` (float64, dense or CSR) and ``mult``
+            the norms ``min(||x_i||, data_norm)`` of the (clipped) rows, so
+            that the clipped row is ``mult[k] * unit[k]``. In the passes over
+            ``X`` these rows have weight 0 (``row_scale`` is 0 there).
         """
         ext = self._extreme
         if ext is None:
@@ -313,11 +355,13 @@ class LinearDesign:
         return self.X[idx], scale
 
     def decision(self, W, idx=None):
-        """Linear predictor ``Z = [s x, 1] @ W``.
+        """Linear predictor ``Z = [s x, c] @ W``.
 
         Parameters
         ----------
         W : ndarray of shape (n_params,) or (n_params, n_outputs)
+            Coefficients: one per feature, then the intercept coefficient
+            ``W[-1]`` (the intercept is ``c * W[-1]``) when ``fit_intercept``.
         idx : ndarray of int or None
             Rows to use; None means all.
 
@@ -352,17 +396,21 @@ class LinearDesign:
         return Z
 
     def weighted_sum(self, R, idx=None):
-        """``sum_i R_i (x) [s_i x_i, 1]``: one pass ``X.T @ (s * R)``.
+        """``sum_i R_i (x) [s_i x_i, c]``: one pass ``X.T @ (s * R)``.
 
         Parameters
         ----------
         R : ndarray of shape (n_rows,) or (n_rows, n_outputs)
             Per-row weights (for a GLM: the clipped residuals).
         idx : ndarray of int or None
+            Rows to use, aligned with the rows of ``R``; None for all.
 
         Returns
         -------
         G : ndarray of shape (n_params,) or (n_params, n_outputs), float64
+            The weighted sum of the implicit rows: the feature rows first,
+            then ``c * sum_i R_i`` when ``fit_intercept``. Row ``i`` adds at
+            most ``||R_i|| ||[s_i x_i, c]||`` to its norm.
         """
         X, scale = self._rows(idx)
         extreme = self.extreme_rows(idx)
@@ -390,17 +438,20 @@ class LinearDesign:
         return np.vstack([G_feat, G_int[None, :]])
 
     def weighted_gram(self, w, idx=None):
-        """``sum_i w_i [s_i x_i, 1] [s_i x_i, 1]^T``: one pass, no ``n x d`` temporary beyond X.
+        """``sum_i w_i [s_i x_i, c] [s_i x_i, c]^T``: one pass, no ``n x d`` temporary beyond X.
 
         Parameters
         ----------
         w : ndarray of shape (n_rows,)
             Per-row weights (for a GLM: the clipped second derivatives).
         idx : ndarray of int or None
+            Rows to use, aligned with ``w``; None for all.
 
         Returns
         -------
         G : ndarray of shape (n_params, n_params), float64, symmetric
+            The weighted Gram matrix of the implicit rows (intercept last);
+            row ``i`` adds a term of Frobenius norm ``|w_i| ||[s_i x_i, c]||**2``.
         """
         X, scale = self._rows(idx)
         w = np.asarray(w, dtype=np.float64)
@@ -433,7 +484,14 @@ class LinearDesign:
         return G
 
     def feature_norm_bound(self):
-        """Public bound on ``||[s x, 1]||_2``, or None when rows are not clipped."""
+        """Public bound on ``||[s x, c]||_2``, or None when rows are not clipped.
+
+        Returns
+        -------
+        float or None
+            ``hypot(data_norm, c)``: public, since ``data_norm`` and ``c`` are;
+            None with ``data_norm=None`` (no public bound exists then).
+        """
         if self.data_norm is None:
             return None
         return float(np.hypot(self.data_norm, self.intercept_scale))

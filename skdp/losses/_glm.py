@@ -9,7 +9,7 @@ per-example gradients clipped to norm C is
     X.T @ (r * min(1, C / (||r|| * rownorm)))
 
 which is one pass over ``X`` and never forms the ``n x d`` matrix of
-per-example gradients (DESIGN.md section 4).
+per-example gradients.
 
 The clipped residual is computed as ``r * min(1, (C / rownorm) / ||r||)``
 (for a scalar ``r``: ``sign(r) min(|r|, C / rownorm)``), never through the
@@ -84,18 +84,40 @@ class GLMLoss:
     Parameters
     ----------
     design : LinearDesign
-    y : ndarray
-        Encoded targets (see the subclass).
+        The implicit rows ``[s_i x_i, c]`` (features after row clipping, then
+        the intercept feature ``c``), shared with the estimator; its
+        ``data_norm``, when set, is the public bound on ``||s_i x_i||_2`` from
+        which :meth:`smoothness` and :meth:`hessian_constants` are derived.
+    y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        Encoded targets, one row per row of ``design`` (see the subclass).
+
+    Attributes
+    ----------
+    curvature_bound : float or None
+        Bound on the second derivative of one example's loss in its linear
+        predictor (operator norm for several outputs), a constant of the
+        loss that does not depend on the data; None when the loss is not
+        smooth.
+    third_derivative_bound : float or None
+        Bound on the third derivative of one example's loss along a unit
+        direction of the linear predictor (it bounds the Lipschitz constant
+        of the Hessian, see :meth:`hessian_constants`); None when the loss
+        is not three times differentiable.
+    n_outputs : int or None
+        Number of coefficient columns; None for a single coefficient vector.
+    n_samples : int
+        Number of examples (rows of ``design``).
     """
 
-    #: properties a solver may require (see ``skdp.solvers.register_solver``)
+    #: Properties a solver may require (see ``skdp.solvers.register_solver``).
     capabilities = frozenset({"gradient", "gradient_difference", "grouped_gradient", "values",
                               "smooth", "convex"})
     curvature_bound = None
-    #: bound on the loss's third derivative along a unit direction of the
-    #: linear predictor (None: not three times differentiable)
+    # bound on the loss's third derivative along a unit direction of the
+    # linear predictor (None: not three times differentiable); documented in
+    # the class docstring's Attributes (numpydoc rejects a ``#:`` doc on None)
     third_derivative_bound = None
-    #: the value of the implicit intercept feature (see LinearDesign)
+    #: Value ``c`` of the implicit intercept feature (see :class:`LinearDesign`).
     intercept_scale = 1.0
     n_outputs = None
 
@@ -125,6 +147,8 @@ class GLMLoss:
         Parameters
         ----------
         W : ndarray of shape ``coef_shape``
+            Coefficients at which the gradients are taken (one column per
+            output, the intercept coefficient in the last row).
         clip_norm : float
             Per-example gradient norm bound C: the L2 (or L1) sensitivity of
             the returned sum under zero-out neighbours.
@@ -136,6 +160,9 @@ class GLMLoss:
         Returns
         -------
         G : ndarray of shape ``coef_shape``, float64
+            Sum over the rows used of ``clip_C(r_i (x) [s_i x_i, c])``: each
+            example contributes a term of norm at most ``clip_norm``, so one
+            example changes the sum by at most ``clip_norm`` whatever its data.
         """
         R = self._clipped_residuals(self.design.decision(W, idx), idx, clip_norm, norm)
         return self.design.weighted_sum(R, idx)
@@ -161,14 +188,19 @@ class GLMLoss:
         Parameters
         ----------
         W, W_prev : ndarray of shape ``coef_shape``
+            The current and the previous coefficients (``W`` and ``W'`` above).
         clip_norm : float
             Per-example bound on the difference: the sensitivity of the sum.
         idx : ndarray of int or None
+            Rows to use (a sampled batch); None for all.
         norm : {1, 2}
+            The norm the differences are clipped in.
 
         Returns
         -------
         G : ndarray of shape ``coef_shape``, float64
+            Sum over the rows used of the clipped differences: one example
+            changes it by at most ``clip_norm`` in the chosen norm.
         """
         y = self._y(idx)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -189,6 +221,8 @@ class GLMLoss:
         Parameters
         ----------
         Ws : ndarray of shape ``(k,) + coef_shape``
+            Coefficients of the ``k`` groups: ``Ws[g]`` is where group ``g``'s
+            gradients are taken.
         idx : ndarray of int of shape (m,)
             Rows to use (may be empty).
         groups : ndarray of int of shape (m,)
@@ -196,10 +230,14 @@ class GLMLoss:
         clip_norm : float
             Per-example gradient norm bound (the sensitivity of each group's sum).
         norm : {1, 2}
+            The norm the gradients are clipped in.
 
         Returns
         -------
         G : ndarray of shape ``(k,) + coef_shape``, float64
+            ``G[g]`` is the sum of the clipped gradients of group ``g``'s rows
+            at ``Ws[g]``; an example moves only its own group's sum, by at most
+            ``clip_norm``.
         """
         Ws = np.asarray(Ws, dtype=np.float64)
         k, P = Ws.shape[0], Ws.shape[1]
@@ -215,12 +253,44 @@ class GLMLoss:
         return G.reshape(P, k, K).transpose(1, 0, 2).reshape(Ws.shape)
 
     def grad_sum(self, W, idx=None):
-        """Unclipped gradient sum (non-private; for diagnostics and tests)."""
+        """Unclipped gradient sum (non-private; for diagnostics and tests).
+
+        Parameters
+        ----------
+        W : ndarray of shape ``coef_shape``
+            Coefficients at which the gradients are taken.
+        idx : ndarray of int or None
+            Rows to use; None for all.
+
+        Returns
+        -------
+        ndarray of shape ``coef_shape``, float64
+            ``sum_i r_i (x) [s_i x_i, c]`` without clipping: one example's
+            term has no public norm bound, so the sum must not be released.
+        """
         Z = self.design.decision(W, idx)
         return self.design.weighted_sum(self._residuals(Z, self._y(idx)), idx)
 
     def loss_values(self, W, idx=None, loss_clip=None):
-        """Per-example losses, optionally clipped to ``[0, loss_clip]``."""
+        """Per-example losses, optionally clipped to ``[0, loss_clip]``.
+
+        Parameters
+        ----------
+        W : ndarray of shape ``coef_shape``
+            Coefficients at which the losses are evaluated.
+        idx : ndarray of int or None
+            Rows to use; None for all.
+        loss_clip : float or None
+            Upper bound each value is clipped to: a sum of the clipped values
+            then has sensitivity ``loss_clip``. None leaves the values
+            unclipped (non-private).
+
+        Returns
+        -------
+        ndarray of shape (n_rows,), float64
+            The loss of each row used (for one-vs-rest, the sum over the
+            outputs), in ``[0, loss_clip]`` when ``loss_clip`` is given.
+        """
         with np.errstate(over="ignore", invalid="ignore"):
             values = self._values(self.design.decision(W, idx), self._y(idx))
         if loss_clip is not None:
@@ -228,17 +298,57 @@ class GLMLoss:
         return values
 
     def mean_loss(self, W):
-        """Mean loss over all examples (non-private; for diagnostics)."""
+        """Mean loss over all examples (non-private; for diagnostics).
+
+        Parameters
+        ----------
+        W : ndarray of shape ``coef_shape``
+            Coefficients at which the loss is evaluated.
+
+        Returns
+        -------
+        float
+            The unclipped mean of :meth:`loss_values` over all examples.
+        """
         return float(np.mean(self.loss_values(W)))
 
     @classmethod
     def curvature(cls, **params):
-        """Bound on the loss's second derivative in the linear predictor, or None."""
+        """Bound on the loss's second derivative in the linear predictor, or None.
+
+        Parameters
+        ----------
+        **params
+            The loss's public parameters (e.g. ``smoothing``); ignored when
+            the bound is a constant of the loss.
+
+        Returns
+        -------
+        float or None
+            ``curvature_bound``: a bound on one example's second derivative
+            in its linear predictor (operator norm for several outputs),
+            independent of the data; None when the loss is not smooth.
+        """
         return cls.curvature_bound
 
     @classmethod
     def value_at_zero(cls, n_outputs=None, **params):
-        """The loss at linear predictor 0 (every margin 0): a public ``F(0)``, or None."""
+        """The loss at linear predictor 0 (every margin 0): a public ``F(0)``, or None.
+
+        Parameters
+        ----------
+        n_outputs : int or None
+            Number of coefficient columns (None for one vector).
+        **params
+            The loss's public parameters (e.g. ``smoothing``).
+
+        Returns
+        -------
+        float or None
+            One example's loss at ``W = 0``, hence the mean loss there: it
+            does not depend on the data, so it is public. None (as here, in
+            the base class) when the loss states no such value.
+        """
         return None
 
     @classmethod
@@ -274,6 +384,19 @@ class GLMLoss:
         A scalar for one output; a diagonal ``K x K`` matrix for one-vs-rest
         (``sqrt(K)`` times the scalar bound). Subclasses with a full ``K x K``
         second derivative override it.
+
+        Parameters
+        ----------
+        n_outputs : int or None
+            Number of coefficient columns ``K`` (None for one vector).
+        **params
+            The loss's public parameters (e.g. ``smoothing``).
+
+        Returns
+        -------
+        float or None
+            ``curvature * sqrt(K)`` (``K = 1`` for one vector), from public
+            quantities only; None when the loss is not smooth.
         """
         curvature = cls.curvature(**params)
         return None if curvature is None else curvature * float(np.sqrt(n_outputs or 1))
@@ -289,6 +412,26 @@ class GLMLoss:
         ``third_derivative_bound * ||V^T x_i||^3 <= ... * row_bound**3``,
         which bounds the Lipschitz constant of the Hessian in operator norm
         (the norm of a symmetric trilinear form is attained on the diagonal).
+
+        Parameters
+        ----------
+        row_bound : float or None
+            Public bound on the L2 norm of an implicit row ``[s x, c]`` (from
+            ``data_norm`` and the intercept); None when rows are not clipped.
+        n_outputs : int or None
+            Number of coefficient columns (None for one vector).
+        **params
+            The loss's public parameters (e.g. ``smoothing``).
+
+        Returns
+        -------
+        hessian_bound : float or None
+            Bound on the Frobenius norm of one example's Hessian in ``W``,
+            ``hessian_frobenius * row_bound**2``.
+        hessian_lipschitz : float or None
+            Bound on the Lipschitz constant of one example's Hessian in
+            operator norm, ``third_derivative_bound * row_bound**3``. Both
+            are None without the ``"hessian"`` capability or a row bound.
         """
         if "hessian" not in cls.capabilities or row_bound is None:
             return None, None
@@ -318,14 +461,19 @@ class GLMLoss:
         Parameters
         ----------
         W, V : ndarray of shape ``coef_shape``
+            The coefficients at which the Hessians are taken, and the
+            direction they are applied to.
         hessian_clip : float or None
             Frobenius-norm bound of each example's Hessian: the sensitivity
             of the sum. None does not clip (non-private; for tests).
         idx : ndarray of int or None
+            Rows to use (a sampled batch); None for all.
 
         Returns
         -------
         ndarray of shape ``coef_shape``, float64
+            ``sum_i H_i V``: with ``hessian_clip`` each term has norm at most
+            ``hessian_clip * ||V||_F``, the sensitivity of the product.
         """
         h = self._curvatures(W, hessian_clip, idx)
         return self.design.weighted_sum(h * self.design.decision(V, idx), idx)
@@ -334,6 +482,23 @@ class GLMLoss:
         """``sum_i H_i`` as a dense ``(P, P)`` array, ``P = prod(coef_shape)`` (C order).
 
         One weighted Gram pass per output (never a loop over examples).
+
+        Parameters
+        ----------
+        W : ndarray of shape ``coef_shape``
+            Coefficients at which the Hessians are taken.
+        hessian_clip : float or None
+            Frobenius-norm bound of each example's Hessian: the sensitivity
+            of the sum. None does not clip (non-private; for tests).
+        idx : ndarray of int or None
+            Rows to use (a sampled batch); None for all.
+
+        Returns
+        -------
+        H : ndarray of shape (P, P), float64
+            Symmetric sum of the (clipped) per-example Hessians; entry
+            ``j * K + k`` is coefficient ``W[j, k]`` (block diagonal in the
+            outputs for one-vs-rest losses).
         """
         h = self._curvatures(W, hessian_clip, idx)
         if h.ndim == 1:
@@ -350,6 +515,13 @@ class GLMLoss:
         ``curvature_bound * B**2`` with ``B`` the public bound on the norm of
         an implicit row ``[x, 1]``; None when rows are not clipped
         (``data_norm=None``), since then no public bound exists.
+
+        Returns
+        -------
+        float or None
+            The Lipschitz constant of one example's gradient in ``W``, from
+            public quantities only; None without a row bound or for a loss
+            that is not smooth.
         """
         B = self.design.feature_norm_bound()
         if B is None or self.curvature_bound is None:

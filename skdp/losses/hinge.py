@@ -69,7 +69,21 @@ class _MarginLoss(GLMLoss):
 
     @classmethod
     def value_at_zero(cls, n_outputs=None, **params):
-        """The loss at margin 0, once per one-vs-rest column."""
+        """The loss at margin 0, once per one-vs-rest column: a public ``F(0)``.
+
+        Parameters
+        ----------
+        n_outputs : int or None
+            Number of one-vs-rest columns ``K`` (None for a binary model).
+        **params
+            The loss's public parameters (e.g. ``smoothing``).
+
+        Returns
+        -------
+        float
+            ``K * l(0)`` (``K = 1`` for a binary model): every example's
+            loss, hence the mean loss, at ``W = 0``, whatever the data.
+        """
         return (n_outputs or 1) * cls._margin_loss_at_zero(**params)
 
     @classmethod
@@ -86,6 +100,15 @@ class HingeLoss(_MarginLoss):
 
     The gradient is the subgradient ``-s`` where the margin is below 1 and
     ``0`` elsewhere (including at the kink), so ``|l'| <= 1``.
+
+    Parameters
+    ----------
+    design : LinearDesign
+        The implicit rows ``[s_i x_i, c]``; the loss is not smooth, so
+        ``data_norm`` gives no smoothness constant (:meth:`smoothness` is None).
+    y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        Labels in {-1.0, +1.0}: one vector for a binary model, one column
+        of signs per class for one-vs-rest.
     """
 
     capabilities = frozenset({"gradient", "gradient_difference", "grouped_gradient", "values",
@@ -104,6 +127,16 @@ class SquaredHingeLoss(_MarginLoss):
 
     Curvature at most 2. The derivative ``-2 max(0, 1 - m)`` is unbounded;
     per-example clipping bounds the sensitivity.
+
+    Parameters
+    ----------
+    design : LinearDesign
+        The implicit rows ``[s_i x_i, c]``; with ``data_norm`` set, the
+        public bound ``B`` on their L2 norm gives the smoothness constant
+        ``2 B**2``.
+    y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        Labels in {-1.0, +1.0}: one vector for a binary model, one column
+        of signs per class for one-vs-rest.
     """
 
     capabilities = frozenset({"gradient", "gradient_difference", "grouped_gradient", "values",
@@ -136,6 +169,9 @@ class SmoothHingeLoss(_MarginLoss):
     Parameters
     ----------
     design : LinearDesign
+        The implicit rows ``[s_i x_i, c]``; with ``data_norm`` set, the
+        public bound ``B`` on their L2 norm gives the smoothness constant
+        ``B**2 / h``.
     y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
         Labels in {-1.0, +1.0}.
     smoothing : float, default=1.0
@@ -147,6 +183,21 @@ class SmoothHingeLoss(_MarginLoss):
 
     @classmethod
     def curvature(cls, smoothing=1.0, **params):
+        """Bound ``1 / h`` on the loss's second derivative in the margin.
+
+        Parameters
+        ----------
+        smoothing : float, default=1.0
+            The public width ``h > 0``.
+        **params
+            Other public parameters of the loss; unused.
+
+        Returns
+        -------
+        float
+            ``1 / smoothing``: the curvature in the quadratic zone, from the
+            public width only.
+        """
         return 1.0 / float(smoothing)
 
     @classmethod
@@ -188,17 +239,30 @@ class SigmoidLoss(_MarginLoss):
     :math:`|\ell'| \le 1/4`; :math:`\ell'' = s(1 - s)(1 - 2s)`, so
     :math:`|\ell''| \le 1/(6\sqrt 3) = 0.0962`; and
     :math:`|\ell^{(3)}| = |s(1 - s)(1 - 6s + 6s^2)| \le 1/8`.
+
+    Parameters
+    ----------
+    design : LinearDesign
+        The implicit rows ``[s_i x_i, c]``, built with this class's
+        :attr:`intercept_scale`. With ``data_norm`` set, the public bound
+        ``B`` on their L2 norm gives the smoothness constant ``0.09623 B**2``.
+    y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        Labels in {-1.0, +1.0}: one vector for a binary model, one column
+        of signs per class for one-vs-rest.
     """
 
     capabilities = frozenset({"gradient", "gradient_difference", "grouped_gradient", "values",
                               "smooth", "hessian"})
-    #: the intercept feature's value: from w = 0 the intercept's gradient
-    #: (the label imbalance) would otherwise saturate every margin before the
-    #: features move, a flat local minimum at the majority class (Adult: 0.764
-    #: with 1, 0.838 with 0.3, full-batch gradient descent without noise)
+    #: Value 0.3 of the implicit intercept feature, below the default 1 (public).
+    #:
+    #: From w = 0 the intercept's gradient (the label imbalance) would otherwise
+    #: saturate every margin before the features move, a flat local minimum at
+    #: the majority class (Adult: 0.764 with 1, 0.838 with 0.3, full-batch
+    #: gradient descent without noise).
     intercept_scale = 0.3
-    #: 1 / (6 sqrt 3) = 0.096225, rounded up
+    #: Bound on the second derivative: ``1 / (6 sqrt 3) = 0.096225``, rounded up.
     curvature_bound = 0.09623
+    #: Bound 1/8 on the third derivative of the loss in the margin.
     third_derivative_bound = 0.125
 
     @classmethod

@@ -17,6 +17,9 @@ class BinaryLogisticLoss(GLMLoss):
     Parameters
     ----------
     design : LinearDesign
+        The implicit rows ``[s_i x_i, c]``; with ``data_norm`` set, the
+        public bound ``B`` on their L2 norm gives the smoothness constant
+        ``B**2 / 4``.
     y : ndarray of shape (n_samples,)
         Labels encoded as 0.0 / 1.0.
     """
@@ -24,11 +27,28 @@ class BinaryLogisticLoss(GLMLoss):
     capabilities = frozenset({"gradient", "gradient_difference", "grouped_gradient", "values",
                               "smooth", "convex", "hessian"})
     curvature_bound = 0.25
-    #: max |p (1 - p) (1 - 2 p)| = 1 / (6 sqrt 3) = 0.096225, rounded up
+    #: Bound on the third derivative ``|p (1 - p) (1 - 2 p)|`` in the linear predictor.
+    #:
+    #: Its maximum is ``1 / (6 sqrt 3) = 0.096225``, rounded up to 0.09623.
     third_derivative_bound = 0.09623
 
     @classmethod
     def value_at_zero(cls, n_outputs=None, **params):
+        """The loss at linear predictor 0: ``log 2`` for every example, a public ``F(0)``.
+
+        Parameters
+        ----------
+        n_outputs : int or None
+            Number of coefficient columns; unused (one vector).
+        **params
+            The loss's public parameters; unused.
+
+        Returns
+        -------
+        float
+            ``log(2)``: the loss of every example (so the mean loss) at
+            ``W = 0``, whatever the data.
+        """
         return float(np.log(2.0))
 
     def _residuals(self, Z, y):
@@ -59,6 +79,9 @@ class MultinomialLogisticLoss(GLMLoss):
     Parameters
     ----------
     design : LinearDesign
+        The implicit rows ``[s_i x_i, c]``; with ``data_norm`` set, the
+        public bound ``B`` on their L2 norm gives the smoothness constant
+        ``B**2 / 2``.
     y : ndarray of shape (n_samples, K)
         One-hot labels.
     """
@@ -66,14 +89,45 @@ class MultinomialLogisticLoss(GLMLoss):
     capabilities = frozenset({"gradient", "gradient_difference", "grouped_gradient", "values",
                               "smooth", "convex", "hessian"})
     curvature_bound = 0.5
+    #: Bound 2 on the third derivative along a unit direction of the linear predictor.
     third_derivative_bound = 2.0
 
     @classmethod
     def value_at_zero(cls, n_outputs=None, **params):
+        """The loss at linear predictor 0: ``log K`` for every example, a public ``F(0)``.
+
+        Parameters
+        ----------
+        n_outputs : int
+            Number of classes ``K`` (public: the classes are).
+        **params
+            The loss's public parameters; unused.
+
+        Returns
+        -------
+        float
+            ``log(K)``: the cross-entropy of every example (so the mean loss)
+            at ``W = 0``, where all classes have probability ``1 / K``.
+        """
         return float(np.log(n_outputs))
 
     @classmethod
     def hessian_frobenius(cls, n_outputs=None, **params):
+        """Bound ``1 / sqrt 2`` on the Frobenius norm of ``A_i = diag(p_i) - p_i p_i^T``.
+
+        Parameters
+        ----------
+        n_outputs : int or None
+            Number of classes ``K``; the bound does not depend on it.
+        **params
+            The loss's public parameters; unused.
+
+        Returns
+        -------
+        float
+            ``sqrt(1 / 2)``: ``A_i`` is positive semi-definite with trace at
+            most 1 and eigenvalues at most 1/2, so ``||A_i||_F**2 <= 1/2``.
+        """
         return float(np.sqrt(0.5))
 
     def _probabilities_and_clip(self, W, hessian_clip, idx):
@@ -90,12 +144,57 @@ class MultinomialLogisticLoss(GLMLoss):
         return p, c
 
     def hessian_matvec(self, W, V, hessian_clip=None, idx=None):
+        """``sum_i H_i V`` with each example's Hessian ``H_i`` clipped to Frobenius norm.
+
+        ``H_i = A_i (x) x_i x_i^T`` with ``A_i = diag(p_i) - p_i p_i^T`` is
+        scaled by ``min(1, hessian_clip / (||A_i||_F ||x_i||**2))``; the product
+        takes passes over ``X`` only, no ``K x K`` matrix per example.
+
+        Parameters
+        ----------
+        W, V : ndarray of shape (n_params, K)
+            The coefficients at which the Hessians are taken, and the
+            direction they are applied to.
+        hessian_clip : float or None
+            Frobenius-norm bound of each example's Hessian: the sensitivity
+            of the sum. None does not clip (non-private; for tests).
+        idx : ndarray of int or None
+            Rows to use (a sampled batch); None for all.
+
+        Returns
+        -------
+        ndarray of shape (n_params, K), float64
+            ``sum_i H_i V``: with ``hessian_clip`` each term has norm at most
+            ``hessian_clip * ||V||_F``, the sensitivity of the product.
+        """
         p, c = self._probabilities_and_clip(W, hessian_clip, idx)
         zv = self.design.decision(V, idx)
         R = p * zv - p * np.einsum("ij,ij->i", p, zv)[:, None]
         return self.design.weighted_sum(R * c[:, None], idx)
 
     def hessian(self, W, hessian_clip=None, idx=None):
+        """``sum_i H_i`` as a dense ``(P, P)`` array, ``P = n_params * K`` (C order).
+
+        ``K (K + 1) / 2`` weighted Gram passes, one per pair of classes
+        (never a loop over examples); each example's Hessian is clipped as
+        in :meth:`hessian_matvec`.
+
+        Parameters
+        ----------
+        W : ndarray of shape (n_params, K)
+            Coefficients at which the Hessians are taken.
+        hessian_clip : float or None
+            Frobenius-norm bound of each example's Hessian: the sensitivity
+            of the sum. None does not clip (non-private; for tests).
+        idx : ndarray of int or None
+            Rows to use (a sampled batch); None for all.
+
+        Returns
+        -------
+        H : ndarray of shape (P, P), float64
+            Symmetric sum of the (clipped) per-example Hessians; entry
+            ``j * K + k`` is coefficient ``W[j, k]``.
+        """
         p, c = self._probabilities_and_clip(W, hessian_clip, idx)
         P, K = self.coef_shape
         H = np.zeros((P * K, P * K))

@@ -99,7 +99,10 @@ class MatrixSensingLoss:
     y : ndarray of shape (n_samples,)
         The measurements.
     shape : tuple of int (p, q)
+        Shape of each measurement matrix ``A_i`` (and of ``U V^T``); the
+        design must have ``p * q`` features.
     rank : int
+        Rank ``r`` of the factorisation: ``U`` is ``p x r``, ``V`` is ``q x r``.
     fit_intercept : bool, default=False
         Whether ``W`` ends with an intercept parameter.
     intercept_scale : float, default=1.0
@@ -117,12 +120,50 @@ class MatrixSensingLoss:
 
         The gradient grows with the factors, so there is no public
         smoothness constant, and the loss at the start depends on the data.
+
+        Parameters
+        ----------
+        row_bound : float or None
+            Public bound on the norm of a measurement row; unused, since a
+            bound on ``A_i`` alone bounds neither the gradient nor the
+            curvature of the factored loss.
+        n_outputs : int or None
+            Number of coefficient columns; unused (one flat vector).
+        **params
+            The loss's public parameters; unused.
+
+        Returns
+        -------
+        capabilities : frozenset of str
+            The class's ``capabilities``.
+        smoothness : None
+            No global smoothness constant exists.
+        initial_value : None
+            The loss at the start depends on the data: not public.
         """
         return cls.capabilities, None, None
 
     @classmethod
     def hessian_constants(cls, row_bound, n_outputs=None, **params):
-        """``(None, None)``: no global bound on the Hessian or its Lipschitz constant."""
+        """``(None, None)``: no global bound on the Hessian or its Lipschitz constant.
+
+        Parameters
+        ----------
+        row_bound : float or None
+            Public bound on the norm of a measurement row; unused, since the
+            Hessian also grows with the factors and the residuals.
+        n_outputs : int or None
+            Number of coefficient columns; unused (one flat vector).
+        **params
+            The loss's public parameters; unused.
+
+        Returns
+        -------
+        hessian_bound : None
+            No public bound on the Frobenius norm of one example's Hessian.
+        hessian_lipschitz : None
+            No public bound on the Lipschitz constant of that Hessian.
+        """
         return None, None
 
     def __init__(self, design, y, shape, rank, fit_intercept=False, intercept_scale=1.0):
@@ -156,7 +197,22 @@ class MatrixSensingLoss:
         return (self.n_factor_params + int(self.fit_intercept),)
 
     def unpack(self, W):
-        """Split ``W`` into ``(U, V, intercept)`` (views; intercept 0.0 if absent)."""
+        """Split ``W`` into ``(U, V, intercept)`` (views; intercept 0.0 if absent).
+
+        Parameters
+        ----------
+        W : ndarray of shape ``coef_shape``
+            Flat parameters ``[vec(U), vec(V), w_c]`` (C order).
+
+        Returns
+        -------
+        U : ndarray of shape (p, rank)
+            Left factor, a view of ``W``.
+        V : ndarray of shape (q, rank)
+            Right factor, a view of ``W``.
+        intercept : float
+            The intercept ``c = s * w_c``; 0.0 without ``fit_intercept``.
+        """
         p, q = self.shape
         r = self.rank
         U = W[: p * r].reshape(p, r)
@@ -165,14 +221,43 @@ class MatrixSensingLoss:
         return U, V, c
 
     def pack(self, U, V, intercept=0.0):
-        """Inverse of :meth:`unpack`."""
+        """Inverse of :meth:`unpack`.
+
+        Parameters
+        ----------
+        U : array-like of shape (p, rank)
+            Left factor.
+        V : array-like of shape (q, rank)
+            Right factor.
+        intercept : float, default=0.0
+            The intercept ``c``, stored as ``w_c = c / s``; ignored without
+            ``fit_intercept``.
+
+        Returns
+        -------
+        W : ndarray of shape ``coef_shape``, float64
+            Flat parameters ``[vec(U), vec(V), w_c]`` (a new array).
+        """
         parts = [np.ravel(U), np.ravel(V)]
         if self.fit_intercept:
             parts.append([float(intercept) / self.intercept_scale])
         return np.concatenate(parts).astype(np.float64)
 
     def linear_coef(self, W):
-        """``(vec(U V^T), intercept)``: the coefficients of the linear predictor."""
+        """``(vec(U V^T), intercept)``: the coefficients of the linear predictor.
+
+        Parameters
+        ----------
+        W : ndarray of shape ``coef_shape``
+            Flat parameters ``[vec(U), vec(V), w_c]``.
+
+        Returns
+        -------
+        coef : ndarray of shape (p * q,), float64
+            ``U V^T`` flattened in C order, aligned with a row of ``X``.
+        intercept : float
+            The intercept ``c = s * w_c``; 0.0 without ``fit_intercept``.
+        """
         U, V, c = self.unpack(W)
         return (U @ V.T).ravel(), c
 
@@ -181,7 +266,21 @@ class MatrixSensingLoss:
         return self.y if idx is None else self.y[idx]
 
     def residuals(self, W, idx=None):
-        """``rho_i = <A_i, U V^T> + c - b_i`` (non-private; building block)."""
+        """``rho_i = <A_i, U V^T> + c - b_i`` (non-private; building block).
+
+        Parameters
+        ----------
+        W : ndarray of shape ``coef_shape``
+            Flat parameters ``[vec(U), vec(V), w_c]``.
+        idx : ndarray of int or None
+            Rows to use; None for all.
+
+        Returns
+        -------
+        ndarray of shape (n_rows,), float64
+            The residual of each row used, with the (row-clipped) measurement
+            matrix; unbounded and data-dependent, never released as is.
+        """
         coef, c = self.linear_coef(W)
         return self.design.decision(coef, idx) + (c - self._y(idx))
 
@@ -321,7 +420,10 @@ class MatrixSensingLoss:
         Parameters
         ----------
         W : ndarray of shape ``coef_shape``
+            Flat parameters whose factors ``U`` and ``V`` enter the bound (a
+            step ``W - W'`` for the second term of a gradient difference).
         idx : ndarray of int or None
+            Rows to use; None for all.
         intercept : bool, default=True
             False leaves out the intercept entry ``s`` (bounds of
             ``||(A_i V, A_i^T U)||``).
@@ -329,6 +431,10 @@ class MatrixSensingLoss:
         Returns
         -------
         ndarray of shape (n_rows,), float64
+            For each row used, an upper bound on the L2 norm of
+            ``(A_i V, A_i^T U, s)`` (of the row-clipped ``A_i``), finite for
+            every finite row and ``W``; 0 for a zero vector (e.g. ``A_i = 0``
+            without an intercept).
         """
         U, V, _ = self.unpack(W)
         # the factors at unit norm: no square of a tiny or huge factor (the
@@ -382,6 +488,8 @@ class MatrixSensingLoss:
         Parameters
         ----------
         W : ndarray of shape ``coef_shape``
+            Flat parameters ``[vec(U), vec(V), w_c]`` at which the gradients
+            are taken.
         clip_norm : float
             Per-example gradient norm bound C: the L2 sensitivity of the sum.
         idx : ndarray of int or None
@@ -398,6 +506,10 @@ class MatrixSensingLoss:
         Returns
         -------
         G : ndarray of shape ``coef_shape``, float64
+            Sum over the rows used of the clipped per-example gradients: each
+            example's term has L2 norm at most ``clip_norm`` (its norm is
+            bounded from above, see :meth:`gradient_norm_bounds`), so one
+            example changes the sum by at most ``clip_norm``.
         """
         _require_l2(norm)
         U, V, _ = self.unpack(W)
@@ -436,9 +548,14 @@ class MatrixSensingLoss:
         Parameters
         ----------
         W, W_prev : ndarray of shape ``coef_shape``
+            The current and the previous parameters (``W`` and ``W'`` above).
         clip_norm : float
+            Per-example bound C on the norm of each difference: the L2
+            sensitivity of the sum.
         idx : ndarray of int or None
+            Rows to use (a sampled batch); None for all.
         norm : {2}
+            Only the L2 norm is supported.
         duals, duals_prev : ndarray of shape (n_samples,) or None
             The per-record duals at ``W`` and at ``W_prev`` (both or neither),
             see :meth:`clipped_grad_sum`.
@@ -446,6 +563,8 @@ class MatrixSensingLoss:
         Returns
         -------
         G : ndarray of shape ``coef_shape``, float64
+            Sum over the rows used of the clipped differences: one example
+            changes it by at most ``clip_norm`` in L2 norm.
         """
         _require_l2(norm)
         if (duals is None) != (duals_prev is None):
@@ -509,7 +628,10 @@ class MatrixSensingLoss:
         Parameters
         ----------
         W : ndarray of shape ``coef_shape``
+            Parameters, fixed during the steps (they give the residuals
+            ``rho_i``).
         duals : ndarray of shape (n_samples,)
+            The current duals ``y_i`` of all records (private).
         step : float
             ``lambda`` in (0, 1].
         steps : int
@@ -518,6 +640,9 @@ class MatrixSensingLoss:
         Returns
         -------
         ndarray of shape (n_samples,)
+            The updated duals ``rho_i + (1 - lambda)^K (y_i - rho_i)``, with
+            the residuals bounded in absolute value by a quarter of the
+            largest float so that they stay finite; private, never released.
         """
         # residuals of huge targets can overflow: bounded duals stay finite
         # (a NaN dual would put a NaN into the released sums)
@@ -527,7 +652,21 @@ class MatrixSensingLoss:
         return (1.0 - keep) * rho + keep * self._duals(duals, None)
 
     def grad_sum(self, W, idx=None):
-        """Unclipped gradient sum (non-private; for diagnostics and tests)."""
+        """Unclipped gradient sum (non-private; for diagnostics and tests).
+
+        Parameters
+        ----------
+        W : ndarray of shape ``coef_shape``
+            Flat parameters at which the gradients are taken.
+        idx : ndarray of int or None
+            Rows to use; None for all.
+
+        Returns
+        -------
+        ndarray of shape ``coef_shape``, float64
+            ``sum_i rho_i (A_i V, A_i^T U, s)`` without clipping: one
+            example's term has no public norm bound, so it must not be released.
+        """
         U, V, _ = self.unpack(W)
         return self._assemble(self.residuals(W, idx), U, V, idx)
 
@@ -564,6 +703,25 @@ class MatrixSensingLoss:
         Two passes over ``X``: ``J_i . v = <A_i, v_U V^T + U v_V^T> + s v_c``
         for every example at once, then ``sum_i c_i (J_i . v) J_i`` and the
         curvature term ``(M v_V, M^T v_U)`` with ``M = sum_i c_i rho_i A_i``.
+
+        Parameters
+        ----------
+        W : ndarray of shape ``coef_shape``
+            Flat parameters at which the Hessians are taken.
+        Vec : ndarray of shape ``coef_shape``
+            The direction ``v = [vec(v_U), vec(v_V), v_c]``, laid out like ``W``.
+        hessian_clip : float or None
+            Frobenius-norm bound ``C`` of each example's Hessian (decided by
+            the upper bound ``||J_i||^2 + |rho_i| sqrt(2 r) ||A_i||_F``): the
+            sensitivity of the sum. None does not clip (non-private; for tests).
+        idx : ndarray of int or None
+            Rows to use (a sampled batch); None for all.
+
+        Returns
+        -------
+        ndarray of shape ``coef_shape``, float64
+            ``sum_i H_i v``: with ``hessian_clip`` each term has norm at most
+            ``hessian_clip * ||v||``, the sensitivity of the product.
         """
         U, V, _ = self.unpack(W)
         dU, dV, dc = self.unpack(Vec)
@@ -602,6 +760,23 @@ class MatrixSensingLoss:
 
         ``J`` (one row ``J_i`` per example) comes from one batched product of
         the measurement matrices with ``V`` and ``U``: no loop over examples.
+
+        Parameters
+        ----------
+        W : ndarray of shape ``coef_shape``
+            Flat parameters at which the Hessians are taken.
+        hessian_clip : float or None
+            Frobenius-norm bound ``C`` of each example's Hessian, as in
+            :meth:`hessian_matvec`: the sensitivity of the sum. None does not
+            clip (non-private; for tests).
+        idx : ndarray of int or None
+            Rows to use (a sampled batch); None for all.
+
+        Returns
+        -------
+        H : ndarray of shape (P, P), float64
+            Symmetric sum of the (clipped) per-example Hessians,
+            ``P = coef_shape[0]``, in the layout of ``W``.
         """
         U, V, _ = self.unpack(W)
         p, q = self.shape
@@ -620,7 +795,26 @@ class MatrixSensingLoss:
         return H
 
     def loss_values(self, W, idx=None, loss_clip=None):
-        """Per-example losses ``rho_i^2 / 2``, optionally clipped to ``[0, loss_clip]``."""
+        """Per-example losses ``rho_i^2 / 2``, optionally clipped to ``[0, loss_clip]``.
+
+        Parameters
+        ----------
+        W : ndarray of shape ``coef_shape``
+            Flat parameters at which the losses are evaluated.
+        idx : ndarray of int or None
+            Rows to use; None for all.
+        loss_clip : float or None
+            Upper bound each value is clipped to: a sum of the clipped values
+            then has sensitivity ``loss_clip``. None leaves the values
+            unclipped (non-private).
+
+        Returns
+        -------
+        ndarray of shape (n_rows,), float64
+            The loss of each row used, in ``[0, loss_clip]`` when
+            ``loss_clip`` is given; unclipped, inf (never NaN) for a residual
+            whose square overflows.
+        """
         with np.errstate(over="ignore"):
             values = 0.5 * self.residuals(W, idx) ** 2   # inf, never NaN, for huge rows
         if loss_clip is not None:
@@ -628,7 +822,18 @@ class MatrixSensingLoss:
         return values
 
     def mean_loss(self, W):
-        """Mean loss over all examples (non-private; for diagnostics)."""
+        """Mean loss over all examples (non-private; for diagnostics).
+
+        Parameters
+        ----------
+        W : ndarray of shape ``coef_shape``
+            Flat parameters at which the loss is evaluated.
+
+        Returns
+        -------
+        float
+            The unclipped mean of :meth:`loss_values` over all examples.
+        """
         return float(np.mean(self.loss_values(W)))
 
     def smoothness(self):
