@@ -32,7 +32,7 @@ Measured (2 shared cores; nesterov with initial_gap='auto', i.e. E_0 = log 2):
 
 nesterov beats gd at epsilon 1 only; the variants tried at 0.1 and 0.5
 (iterate averaging, step c / L with c up to 4, other splits and T) are
-listed in ``docs/solvers.md``.
+listed in ``docs/solvers/accelerated.md``.
 
 Solvers are driven through the public seam: a
 :class:`~skdp.solvers.ProblemSpec` built from public constants, ``plan(spec)``

@@ -21,7 +21,7 @@ paper's ``loose`` and ``tight`` pairs (eps_g, eps_H) of its Section 4:
 - ``2OPT-B``: short steps on Poisson batches of rate 0.1 (the mini-batch
   variant of Section 3.3);
 - ``second_order (defaults)``: the estimator's defaults (one phase, an
-  iteration's budget mostly on its gradient; see docs/solvers.md);
+  iteration's budget mostly on its gradient; see docs/solvers/second_order.md);
 - ``gd``: gradient descent at its defaults, at the same (epsilon, delta)
   (tolerance-free: the same numbers in every group).
 

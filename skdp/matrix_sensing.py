@@ -123,8 +123,8 @@ def make_matrix_sensing(n_samples=400, shape=(20, 20), rank=3, noise=0.01, rando
 
     References
     ----------
-    .. [1] Xu, Tao, Ding, Fan, Wang, "Differentially private second-order
-       stationary points of nonconvex-strongly-concave minimax problems",
+    .. [1] Xu, Tao, Ding, Fan, Wang, "Finding Differentially Private Second Order
+       Stationary Points in Stochastic Minimax Optimization",
        arXiv 2602.01339, section 5.
     """
     p, q = _check_shape(shape)
@@ -302,8 +302,8 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
 
     References
     ----------
-    .. [1] Xu, Tao, Ding, Fan, Wang, "Differentially private second-order
-       stationary points of nonconvex-strongly-concave minimax problems",
+    .. [1] Xu, Tao, Ding, Fan, Wang, "Finding Differentially Private Second Order
+       Stationary Points in Stochastic Minimax Optimization",
        arXiv 2602.01339 (the matrix-sensing experiment).
     .. [2] Abadi et al., "Deep Learning with Differential Privacy", CCS 2016.
 

@@ -782,7 +782,7 @@ def test_adult_excess_risk_nesterov_below_gd_at_epsilon_1(adult_excess):
     # reached gd's default 0.0021 over these 10 seeds (best 0.0022, uniform split
     # with full averaging; 0.0023 with the optimal split); at eps = 0.1 the bound
     # picks T ~ 40 where T ~ 20 would win (evidence: benchmarks/paper001_synthetic.py
-    # --adult and docs/solvers.md). Both methods sit at the same privacy-noise floor.
+    # --adult and docs/solvers/accelerated.md). Both methods sit at the same privacy-noise floor.
     # The comparison is with gd's configuration of that issue (100 steps, last
     # iterate); gd's budget-sized defaults (issue 19: 500 steps here, averaged)
     # now reach nesterov's level (0.00099 vs 0.00103).

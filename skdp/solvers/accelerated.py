@@ -10,7 +10,7 @@ analogue, per-step precision proportional to :math:`\sqrt{a_{T,t}}`, for
 delta > 0), chooses T by that bound when ``max_iter`` is None, and lets the
 accountant calibrate the common noise factor. The derivations, the
 subsampled variants and the measurements behind the defaults are in
-``docs/solvers.md``.
+``docs/solvers/accelerated.md``.
 
 Privacy: epsilon-DP (delta = 0) or (epsilon, delta)-DP with respect to
 zero-out neighbours (one record replaced by a null record); the number of
@@ -18,7 +18,7 @@ records n is public.
 
 References
 ----------
-.. [1] Y. Kuru, S. I. Birbil, M. Gürbüzbalaban, S. Yildirim, "Differentially
+.. [1] N. Kuru, S. I. Birbil, M. Gürbüzbalaban, S. Yildirim, "Differentially
    Private Accelerated Optimization Algorithms", SIAM J. Optim. 32(2), 2022.
 .. [2] N. S. Aybat, A. Fallah, M. Gürbüzbalaban, A. Ozdaglar, "A Universally
    Optimal Multistage Accelerated Stochastic Gradient Method", NeurIPS 2019.

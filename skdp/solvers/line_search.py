@@ -36,7 +36,7 @@ candidates) or, with ``search_noise='gaussian'``, ``GaussianSparseVector``
 (Zhu and Wang 2020; its cost grows with ``max_backtracks``); never paper
 002's Theorem 3. The initial budgets are calibrated by the accountant so that
 ``planned_iter`` iterations at those budgets use the whole budget exactly
-(``docs/solvers.md``); budget increases make the run stop earlier. The
+(``docs/solvers/line_search.md``); budget increases make the run stop earlier. The
 number of iterations run is a function of the noisy outputs only, so it is
 released as ``n_iter_``.
 

@@ -50,8 +50,8 @@ public.
 
 References
 ----------
-.. [1] Xu, Tao, Ding, Fan, Wang, "Differentially private second-order
-   stationary points of nonconvex-strongly-concave minimax problems",
+.. [1] Xu, Tao, Ding, Fan, Wang, "Finding Differentially Private Second Order
+   Stationary Points in Stochastic Minimax Optimization",
    arXiv 2602.01339, Algorithms 2 and 3.
 .. [2] Arora, Bassily, Gonzalez, Guzman, Menart, Ullah, "Faster rates of
    convergence to stationary points in differentially private

@@ -231,7 +231,7 @@ class SecondOrder(Solver):
         a run of ``T`` from where it stopped. Off by default: when nothing
         certifies, the second phase's quarter of the budget leaves a noisy
         last iterate (Adult objective at epsilon 0.2: 0.503 against 0.377,
-        docs/solvers.md).
+        docs/solvers/second_order.md).
     phase1_share : float in (0, 1), default=0.75
     phase1_iter : int or 'auto', default=100
         Iterations of the first phase; 'auto' is the notes' ``ceil(T / 10)``
