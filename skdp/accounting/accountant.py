@@ -754,16 +754,10 @@ class BudgetAccountant:
 
         Parameters
         ----------
-        epsilon : float
-            Epsilon charged, > 0 and finite.
-        delta : float
-            Delta charged, in [0, 1).
-        mechanism : Mechanism or None, default=None
-            What is run; its own epsilon at ``delta`` must not exceed
-            ``epsilon``.  Needed under ``composition='gaussian'`` for a
-            spend with delta > 0.
-        label : str or None, default=None
-            Free text stored with the spend.
+        epsilon, delta, mechanism, label
+            As in :meth:`spend`: the spend (epsilon > 0 and finite, delta in
+            [0, 1)), what is run (required under ``composition='gaussian'``
+            when delta > 0) and free text stored with it.
         seed_key : str or None, default=None
             Opaque digest of the seed the fit will draw its noise from
             (None for fresh entropy).  Stored with the spend.

@@ -182,18 +182,20 @@ class MultinomialLogisticLoss(GLMLoss):
         Parameters
         ----------
         W : ndarray of shape (n_params, K)
-            Coefficients at which the Hessians are taken.
+            The multinomial coefficients (one column per class) at which
+            each example's Hessian is evaluated.
         hessian_clip : float or None
-            Frobenius-norm bound of each example's Hessian: the sensitivity
-            of the sum. None does not clip (non-private; for tests).
+            Bound on each example's Hessian in Frobenius norm, which makes
+            it the sensitivity of the sum; None leaves them unclipped
+            (non-private, for tests).
         idx : ndarray of int or None
-            Rows to use (a sampled batch); None for all.
+            Indices of the rows of a sampled batch; None uses every row.
 
         Returns
         -------
         H : ndarray of shape (P, P), float64
-            Symmetric sum of the (clipped) per-example Hessians; entry
-            ``j * K + k`` is coefficient ``W[j, k]``.
+            The symmetric sum over examples of their clipped Hessians, in
+            the layout where entry ``j * K + k`` is coefficient ``W[j, k]``.
         """
         p, c = self._probabilities_and_clip(W, hessian_clip, idx)
         P, K = self.coef_shape
