@@ -754,10 +754,15 @@ class BudgetAccountant:
 
         Parameters
         ----------
-        epsilon, delta, mechanism, label
-            As in :meth:`spend`: the spend (epsilon > 0 and finite, delta in
-            [0, 1)), what is run (required under ``composition='gaussian'``
-            when delta > 0) and free text stored with it.
+        epsilon : float
+            The spend's epsilon (> 0 and finite), as in :meth:`spend`.
+        delta : float
+            The spend's delta (in [0, 1)), as in :meth:`spend`.
+        mechanism : Mechanism or None, default=None
+            What is run, as in :meth:`spend` (required under
+            ``composition='gaussian'`` when delta > 0).
+        label : str or None, default=None
+            Free text stored with the record.
         seed_key : str or None, default=None
             Opaque digest of the seed the fit will draw its noise from
             (None for fresh entropy).  Stored with the spend.
