@@ -43,6 +43,7 @@ from .validation import (
     validate_params,
 )
 from ._seeding import noise_generator, seed_key
+from ._dask import is_dask_collection
 from .exceptions import warn_if_delta_voids_guarantee
 from .accounting import BudgetAccountant, context_accountant, current_accountant, get_epsilon
 from .penalties import PENALTIES, make_penalty
@@ -196,6 +197,13 @@ class PrivateEstimatorMixin(AccountedMixin):
         """Iterations used when ``max_iter=None`` (override); None lets the solver choose."""
         return None
 
+    def _check_dask_solver(self, solver):
+        """Refuse dask input before the charge (estimators with a Dask back end override)."""
+        raise TypeError(
+            f"{type(self).__name__} does not accept dask input; pass a numpy array or a "
+            "scipy sparse matrix (DPLogisticRegression and DPLinearSVC fit on dask arrays)."
+        )
+
     def _initial_coef(self, loss, rng):
         """Public starting point drawn after the charge (override); None starts at 0."""
         return None
@@ -256,6 +264,8 @@ class PrivateEstimatorMixin(AccountedMixin):
         self._validate_params()
         name = self._resolve_solver()
         solver = get_solver(name)
+        if is_dask_collection(X):
+            self._check_dask_solver(solver)
         accountant = self._accountant_in_force()
         key = seed_key(self.random_state)
         n, n_features = n_rows(X), n_columns(X)

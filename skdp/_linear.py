@@ -9,6 +9,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from ._base import PrivateEstimatorMixin
+from ._dask import DaskLoss, as_dask_arrays, dask_decision_function, is_dask_collection
+from ._dask import public_labels as dask_public_labels
 from .losses import LinearDesign
 from .penalties import PENALTIES
 from .validation import Interval, StrOptions
@@ -137,12 +139,19 @@ def _encode_labels(y, classes):
     return codes[np.ravel(inverse)]
 
 
+def _labels(scores, classes):
+    """The predicted label of each row of scores (two classes: the sign)."""
+    if scores.ndim == 1:
+        return classes[(scores > 0).astype(int)]
+    return classes[np.argmax(scores, axis=1)]
+
+
 class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstimator):
     """Base of private linear classifiers: data handling and prediction.
 
     Subclasses take a ``classes`` parameter (the public label set, or None)
     and implement ``_loss_class(n_classes)`` -> ``(GLM loss class, its public
-    parameters)`` and ``_encode_targets(y_index, n_classes)`` (the targets
+    parameters)`` and ``_target_encoder(y_index, n_classes)`` (a module-level function: the targets
     that loss takes); coefficients have shape ``(n_params,)`` for two classes
     and ``(n_params, n_classes)`` otherwise.
     """
@@ -163,6 +172,8 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         """The label set: ``classes=`` (public), or read from y (released in ``classes_``)."""
         if self.classes is not None:
             return public_classes(self.classes)
+        if is_dask_collection(y):
+            return dask_public_labels(y)
         y = column_or_1d(y, warn=False)
         check_classification_targets(y)
         return np.unique(y)
@@ -185,16 +196,12 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         return loss_cls, params, coef_shape, n_outputs, row_bound, mask
 
     def _bind_loss(self, X, y, spec):
+        if is_dask_collection(X):
+            return self._bind_dask_loss(X, y, spec)
         X, y = self._validate_data(X, y)
         if self.classes is None:
             classes = np.unique(y)
-            if len(classes) < 2:
-                raise ValueError(
-                    f"{type(self).__name__} needs samples of at least 2 classes, but y "
-                    "contains only one class. Pass the public label set as classes= "
-                    "(then a y with one label present is fine), or fit on data with "
-                    "at least 2 classes."
-                )
+            self._check_two_classes(classes)
             y_index = np.searchsorted(classes, y)
         else:
             classes = public_classes(self.classes)
@@ -204,10 +211,42 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         design = LinearDesign(X, self.fit_intercept, self.data_norm, loss_cls.intercept_scale)
         return self._make_loss(design, y_index, len(classes))
 
+    def _check_two_classes(self, classes):
+        if len(classes) < 2:
+                raise ValueError(
+                    f"{type(self).__name__} needs samples of at least 2 classes, but y "
+                    "contains only one class. Pass the public label set as classes= "
+                    "(then a y with one label present is fine), or fit on data with "
+                    "at least 2 classes."
+                )
+
+    def _bind_dask_loss(self, X, y, spec):
+        """The loss on a dask array: each block validated and bound on its worker."""
+        if self.classes is None:
+            classes = dask_public_labels(y)
+            self._check_two_classes(classes)
+        else:
+            classes = public_classes(self.classes)
+        loss_cls, params = self._loss_class(len(classes))
+        recipe = {
+            "owner": type(self).__name__, "n_features": int(X.shape[1]),
+            "classes": classes, "classes_given": self.classes is not None,
+            "loss_class": loss_cls, "loss_params": params, "encode": self._target_encoder,
+            "fit_intercept": bool(self.fit_intercept), "data_norm": self.data_norm,
+        }
+        loss = DaskLoss(X, y, recipe, spec.coef_shape)
+        self.n_features_in_ = int(X.shape[1])
+        self.__dict__.pop("feature_names_in_", None)
+        self.classes_ = classes
+        return loss
+
+    def _check_dask_solver(self, solver):
+        """Every solver of the linear classifiers runs on the Dask back end."""
+
     def _make_loss(self, design, y_index, n_classes):
         """The loss of ``_loss_class(n_classes)`` bound to the design and encoded labels."""
         loss_cls, params = self._loss_class(n_classes)
-        return loss_cls(design, self._encode_targets(y_index, n_classes), **params)
+        return loss_cls(design, self._target_encoder(y_index, n_classes), **params)
 
     def _set_coef(self, W, loss):
         d = self.n_features_in_
@@ -215,8 +254,8 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
             W = W[:, None]
         self.coef_ = np.ascontiguousarray(W[:d].T)
         # the model's intercept is the design's constant feature times W[d]
-        self.intercept_ = (loss.design.intercept_scale * W[d] if self.fit_intercept
-                           else np.zeros(W.shape[1]))
+        scale = self._loss_class(len(self.classes_))[0].intercept_scale
+        self.intercept_ = scale * W[d] if self.fit_intercept else np.zeros(W.shape[1])
 
     def decision_function(self, X):
         """Confidence scores: the linear predictor of each sample.
@@ -238,11 +277,14 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
             released model alone: no privacy cost.
         """
         check_is_fitted(self)
+        W = np.vstack([self.coef_.T, self.intercept_[None, :]]) if self.fit_intercept \
+            else self.coef_.T
+        if is_dask_collection(X):
+            return dask_decision_function(X, W, self.fit_intercept, self.data_norm_,
+                                          self.n_features_in_)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
                           reset=False)
         design = LinearDesign(X, self.fit_intercept, self.data_norm_)
-        W = np.vstack([self.coef_.T, self.intercept_[None, :]]) if self.fit_intercept \
-            else self.coef_.T
         scores = design.decision(W)
         return scores.ravel() if scores.shape[1] == 1 else scores
 
@@ -262,9 +304,10 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
             is > 0). No privacy cost.
         """
         scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(int)]
-        return self.classes_[np.argmax(scores, axis=1)]
+        if is_dask_collection(scores):
+            return scores.map_blocks(_labels, self.classes_, dtype=self.classes_.dtype,
+                                     drop_axis=1 if scores.ndim == 2 else None)
+        return _labels(scores, self.classes_)
 
     def fit(self, X, y):
         """Fit the model privately; the whole privacy cost is charged first.
@@ -284,6 +327,11 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         self : object
             The fitted estimator.
         """
+        if is_dask_collection(y) and not is_dask_collection(X):
+            raise TypeError("y is a dask collection but X is not: pass both as dask "
+                            "collections, or both in memory.")
+        if is_dask_collection(X):
+            X, y = as_dask_arrays(X, y)  # block sizes are metadata; no value is read
         return self._private_fit(X, y)
 
     def __sklearn_tags__(self):

@@ -3,11 +3,34 @@
 import numpy as np
 from scipy.special import expit, softmax
 
+from ._dask import is_dask_collection
 from ._linear import PENALTY_CONSTRAINTS, PrivateLinearClassifier, public_classes
 from .losses import BinaryLogisticLoss, MultinomialLogisticLoss
 
 __all__ = ["DPLogisticRegression"]
 
+
+
+def logistic_targets(y_index, n_classes):
+    """Targets of the logistic losses: 0/1 for two classes, one-hot otherwise."""
+    if n_classes == 2:
+        return y_index.astype(np.float64)
+    onehot = np.zeros((len(y_index), n_classes))
+    onehot[np.arange(len(y_index)), y_index] = 1.0
+    return onehot
+
+
+def _probabilities(scores):
+    if scores.ndim == 1:
+        p = expit(scores)
+        return np.column_stack([1.0 - p, p])
+    return softmax(scores, axis=1)
+
+
+def _proba_chunks(scores, n_classes):
+    if scores.ndim == 1:
+        return {"new_axis": 1, "chunks": (scores.chunks[0], (n_classes,))}
+    return {}
 
 class DPLogisticRegression(PrivateLinearClassifier):
     r"""Logistic regression with (epsilon, delta)-differential privacy.
@@ -237,12 +260,7 @@ class DPLogisticRegression(PrivateLinearClassifier):
     def _loss_class(self, n_classes):
         return (BinaryLogisticLoss if n_classes == 2 else MultinomialLogisticLoss), {}
 
-    def _encode_targets(self, y_index, n_classes):
-        if n_classes == 2:
-            return y_index.astype(np.float64)
-        onehot = np.zeros((len(y_index), n_classes))
-        onehot[np.arange(len(y_index)), y_index] = 1.0
-        return onehot
+    _target_encoder = staticmethod(logistic_targets)
 
     def predict_proba(self, X):
         """Class probabilities.
@@ -262,10 +280,10 @@ class DPLogisticRegression(PrivateLinearClassifier):
             Columns follow ``classes_``; each row sums to 1.
         """
         scores = self.decision_function(X)
-        if scores.ndim == 1:
-            p = expit(scores)
-            return np.column_stack([1.0 - p, p])
-        return softmax(scores, axis=1)
+        if is_dask_collection(scores):
+            return scores.map_blocks(_probabilities, dtype=np.float64,
+                                     **_proba_chunks(scores, len(self.classes_)))
+        return _probabilities(scores)
 
     def predict_log_proba(self, X):
         """Logarithm of the class probabilities (columns follow ``classes_``).

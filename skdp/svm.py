@@ -19,6 +19,15 @@ HINGE_LINE_SEARCH_ETA0 = 64.0
 HINGE_LINE_SEARCH_ARMIJO = 0.3
 
 
+
+def hinge_targets(y_index, n_classes):
+    """Targets of the margin losses: -1/+1 for two classes, one-vs-rest signs otherwise."""
+    if n_classes == 2:
+        return 2.0 * y_index.astype(np.float64) - 1.0
+    signs = -np.ones((len(y_index), n_classes))
+    signs[np.arange(len(y_index)), y_index] = 1.0
+    return signs
+
 class DPLinearSVC(PrivateLinearClassifier):
     r"""Linear support vector classifier with (epsilon, delta)-differential privacy.
 
@@ -340,9 +349,4 @@ class DPLinearSVC(PrivateLinearClassifier):
         params = {"smoothing": float(self.smoothing)} if self.loss == "smooth_hinge" else {}
         return cls, params
 
-    def _encode_targets(self, y_index, n_classes):
-        if n_classes == 2:
-            return 2.0 * y_index.astype(np.float64) - 1.0
-        signs = -np.ones((len(y_index), n_classes))
-        signs[np.arange(len(y_index)), y_index] = 1.0
-        return signs
+    _target_encoder = staticmethod(hinge_targets)

@@ -29,6 +29,7 @@ from skdp.accounting import (
     get_rdp,
     mechanism_from_dict,
 )
+from skdp.losses import BatchSums
 from skdp.matrix_sensing import make_matrix_sensing
 from skdp.solvers import (
     L2Penalty,
@@ -162,13 +163,15 @@ def test_the_filter_never_admits_more_than_its_budget(delta):
 # --------------------------------------------------------------------------
 # AboveThreshold, audited at the mechanism level
 # --------------------------------------------------------------------------
-class _OneRecord:
+class _OneRecord(BatchSums):
     """A data set of one record whose loss at candidate ``j`` rises by ``rise``.
 
     ``rise=0`` is the null record (zero-out neighbour: every decrease 0);
     ``rise=C`` makes every Armijo query of AboveThreshold lower by the full
     sensitivity C.
     """
+
+    n_samples = 1
 
     def __init__(self, rise):
         self.rise = rise
@@ -216,7 +219,9 @@ def test_above_threshold_releases_only_an_index_and_clips_each_example():
                        smoothness=None, initial_value=None, penalty=L2Penalty(0.0),
                        clip_norm=1.0, data_norm=None, epsilon=1.0, delta=0.0)
 
-    class Huge:
+    class Huge(BatchSums):
+        n_samples = 3
+
         def loss_values(self, W, idx=None, loss_clip=None):
             # one record's loss drops by 1e12 at every candidate
             return np.array([1e12 * (W[0] == 0), 0.0, np.inf])

@@ -20,6 +20,8 @@ residual vector's norm is computed without overflow or underflow.
 
 import numpy as np
 
+from ._batch_sums import BatchSums
+
 __all__ = ["GLMLoss", "clip_rows"]
 
 _F64_MAX = float(np.finfo(np.float64).max)
@@ -72,7 +74,7 @@ def clip_rows(R, limit, ord=2):
     return out
 
 
-class GLMLoss:
+class GLMLoss(BatchSums):
     """Base class: a GLM data-fit bound to a :class:`LinearDesign` and targets.
 
     Subclasses implement ``_residuals(Z, idx)`` (derivative of each

@@ -57,6 +57,8 @@ finite record.
 import numpy as np
 import scipy.sparse as sp
 
+from ._batch_sums import BatchSums
+
 __all__ = ["MatrixSensingLoss"]
 
 _F64_MAX = float(np.finfo(np.float64).max)
@@ -88,7 +90,7 @@ def _gamma(k, dtype):
     return 1.01 * (k + 2) * _unit_roundoff(dtype)
 
 
-class MatrixSensingLoss:
+class MatrixSensingLoss(BatchSums):
     """Factored matrix-sensing squared loss bound to data.
 
     Parameters

@@ -222,8 +222,7 @@ class PrivateQueries:
         """
         rate = self._spec.sampling_rate if sampling_rate is None else float(sampling_rate)
         self._consume(self.batch_cost(mechanism, rate))
-        n = self._spec.n_samples
-        idx = None if rate >= 1.0 else np.flatnonzero(self._rng.random(n) < rate)
+        idx = None if rate >= 1.0 else self._loss.sample_rows(self._rng, rate)
         return PrivateBatch(self, idx, rate, mechanism)
 
     def noisy_gradient(self, W, noise_multiplier, *, sampling_rate=None):
@@ -541,13 +540,8 @@ class PrivateBatch:
             raise ValueError(f"noisy_mean_loss needs a finite loss_clip > 0, got {loss_clip!r}.")
         self._consume(base)
         C = float(loss_clip)
-        total = float(np.sum(self._clipped_losses(W, C)))
+        total = q._loss.clipped_loss_sum(W, C, self._idx)
         return (total + float(base.sample(q._rng, C, ()))) / self.expected_size
-
-    def _clipped_losses(self, W, C):
-        """The batch's losses clipped to ``[0, C]``; NaN counts as the largest, ``C``."""
-        values = self._queries._loss.loss_values(W, self._idx, loss_clip=C)
-        return np.nan_to_num(values, nan=C, posinf=C, neginf=0.0)
 
     def noisy_hessian_eigenpair(self, W, noise_multiplier, hessian_clip, *,
                                 public_diagonal=None, dense_limit=2000):
@@ -697,19 +691,12 @@ class PrivateBatch:
             limit = mechanism.max_queries
 
         if clip == "values":
-            reference = float(np.sum(self._clipped_losses(W, C)))
+            reference = loss.clipped_loss_sum(W, C, self._idx)
 
             def decrease(V):
-                return reference - float(np.sum(self._clipped_losses(V, C)))
+                return reference - loss.clipped_loss_sum(V, C, self._idx)
         else:
-            reference = loss.loss_values(W, self._idx)
-
-            def decrease(V):
-                with np.errstate(invalid="ignore"):
-                    d = reference - loss.loss_values(V, self._idx)
-                # inf - inf (no finite change) counts as 0; +-inf as +-C
-                d = np.nan_to_num(d, nan=0.0, posinf=C, neginf=-C)
-                return float(np.sum(np.clip(d, -C, C)))
+            decrease = loss.clipped_decrease(W, C, self._idx)
 
         for k, (W_k, offset) in enumerate(candidates):
             if limit is not None and k >= limit:

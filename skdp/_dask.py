@@ -1,0 +1,503 @@
+"""The Dask back end: private fits on data held in a Dask cluster.
+
+A private fit reads its data only through sums over records (clipped
+gradient sums, clipped loss sums, Hessian sums), so it can run where the
+blocks of a :class:`dask.array.Array` live: each block is validated and bound
+to the in-memory loss on its worker once per fit (persisted there), and every
+query sends the public point ``W`` to the blocks and brings back one
+``coef``-sized partial sum per block, added on the driver in block order.
+The noise is drawn on the driver from the fit's generator, as in memory, so
+a seed gives the same model as the in-memory fit up to the summation order.
+
+Poisson samples are drawn per block, each block from its own seed drawn
+from the fit's generator (public randomness), so a seed still fixes the run
+and no n-sized mask crosses the network.
+
+Dask is an optional dependency (``pip install "skdp[dask]"``); nothing here
+imports it until a dask collection is passed to ``fit`` or ``predict``.
+"""
+
+import functools
+
+import numpy as np
+from sklearn.utils import check_array
+from sklearn.utils.multiclass import check_classification_targets
+
+from .losses import LinearDesign
+
+__all__ = ["is_dask_collection", "as_dask_arrays", "DaskLoss", "dask_decision_function"]
+
+
+def is_dask_collection(X):
+    """Whether ``X`` is a dask array, dataframe or series (no import of dask).
+
+    Parameters
+    ----------
+    X : object
+        The input of ``fit`` or ``predict``.
+
+    Returns
+    -------
+    bool
+        True for a dask collection.
+    """
+    return type(X).__module__.split(".")[0] in ("dask", "dask_expr")
+
+
+def _dask():
+    try:
+        import dask
+        import dask.array as da
+    except ImportError as error:  # pragma: no cover - dask is in the test extra
+        raise ImportError(
+            "Fitting on dask input needs dask: pip install \"skdp[dask]\"."
+        ) from error
+    return dask, da
+
+
+def _as_array(X, what):
+    _, da = _dask()
+    if hasattr(X, "to_dask_array"):  # a dask dataframe or series
+        X = X.to_dask_array(lengths=True)
+    if not isinstance(X, da.Array):
+        raise TypeError(f"{what} is a dask collection that is neither an array nor a "
+                        f"dataframe: {type(X).__name__}.")
+    if any(np.isnan(size) for size in X.chunks[0]):
+        X = X.compute_chunk_sizes()  # the number of rows of each block (public)
+    return X
+
+
+def as_dask_arrays(X, y=None):
+    """Dask arrays with known block sizes, ``y``'s blocks aligned with ``X``'s rows.
+
+    Parameters
+    ----------
+    X : dask array or dask dataframe of shape (n_samples, n_features)
+        The features; the columns are gathered into one block per row block.
+    y : dask array or dask series of shape (n_samples,), array-like or None
+        The labels; an in-memory ``y`` is split like ``X``.
+
+    Returns
+    -------
+    X : dask.array.Array
+        Two-dimensional, one block per row block.
+    y : dask.array.Array or None
+        One-dimensional, blocks aligned with ``X``'s.
+    """
+    _, da = _dask()
+    X = _as_array(X, "X")
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2D dask array for X, got {X.ndim} dimensions.")
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    if y is None:
+        return X, None
+    y = _as_array(y, "y") if is_dask_collection(y) else da.from_array(
+        np.asarray(y), chunks=(X.chunks[0],))
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1 or y.shape[0] != X.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} rows but y has shape {y.shape}; pass one "
+                         "label per row.")
+    if y.chunks[0] != X.chunks[0]:
+        y = y.rechunk((X.chunks[0],))
+    return X, y
+
+
+def public_labels(y):
+    """The set of labels present in ``y`` (small; released as ``classes_``).
+
+    Parameters
+    ----------
+    y : dask.array.Array of shape (n_samples,)
+        The labels.
+
+    Returns
+    -------
+    ndarray
+        The sorted distinct labels.
+    """
+    _, da = _dask()
+    labels = np.asarray(da.unique(y).compute())
+    check_classification_targets(labels)
+    return labels
+
+
+def _bind_block(X_block, y_block, recipe):
+    """Validate one block and bind the in-memory loss to it (runs on a worker)."""
+    from ._linear import _encode_labels  # on the worker
+
+    X_block = check_array(X_block, accept_sparse="csr", dtype=[np.float64, np.float32],
+                          ensure_min_samples=0, estimator=recipe["owner"], input_name="X")
+    if X_block.shape[1] != recipe["n_features"]:  # pragma: no cover - rechunked above
+        raise ValueError("A block of X has the wrong number of features.")
+    y_block = np.asarray(y_block)
+    classes = recipe["classes"]
+    if recipe["classes_given"]:
+        y_index = _encode_labels(y_block, classes)
+    else:
+        y_index = np.searchsorted(classes, y_block)
+    design = LinearDesign(X_block, recipe["fit_intercept"], recipe["data_norm"],
+                          recipe["loss_class"].intercept_scale)
+    targets = recipe["encode"](y_index, len(classes))
+    return recipe["loss_class"](design, targets, **recipe["loss_params"])
+
+
+def _call(loss, method, args, rows):
+    """``loss.method(*args, idx=rows)`` with the block's sampled rows (on a worker)."""
+    return getattr(loss, method)(*args, rows.indices(loss.n_samples))
+
+
+def _block_reference(loss, W, rows):
+    return loss.loss_values(W, rows.indices(loss.n_samples))
+
+
+def _block_decrease(loss, reference, V, C, rows):
+    with np.errstate(invalid="ignore"):
+        d = reference - loss.loss_values(V, rows.indices(loss.n_samples))
+    d = np.nan_to_num(d, nan=0.0, posinf=C, neginf=-C)
+    return float(np.sum(np.clip(d, -C, C)))
+
+
+class _AllRows:
+    """Every row of a block."""
+
+    def indices(self, n_rows):
+        return None
+
+
+class _PoissonRows:
+    """A block's Poisson sample, drawn from its own public seed wherever it is needed."""
+
+    def __init__(self, seed, rate):
+        self.seed, self.rate = int(seed), float(rate)
+
+    def indices(self, n_rows):
+        return np.flatnonzero(np.random.default_rng(self.seed).random(n_rows) < self.rate)
+
+
+class _BlockSample:
+    """A Poisson sample of the whole data: one seed per block (public randomness)."""
+
+    def __init__(self, seeds, rate):
+        self.rows = [_PoissonRows(seed, rate) for seed in seeds]
+
+
+class DaskLoss:
+    """A loss whose rows live in the blocks of a dask array, answered by per-block sums.
+
+    Offers what :class:`~skdp.solvers.PrivateQueries` asks of a loss: the
+    clipped gradient (difference) sums, the Hessian and its products, the
+    clipped loss sums and decreases, and Poisson row samples. Each answer is
+    the sum, in block order, of the in-memory loss's answer on every block.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n_samples, n_features)
+        The features, one block of columns (see :func:`as_dask_arrays`).
+    y : dask.array.Array of shape (n_samples,)
+        The labels, blocks aligned with ``X``'s.
+    recipe : dict
+        How to validate a block and bind the loss to it: the loss class and
+        its public parameters, ``fit_intercept``, ``data_norm``, the public
+        ``classes`` and whether they were given, the target encoder, the
+        number of features and the estimator's name (for messages).
+    coef_shape : tuple of int
+        The shape of the coefficients (public).
+    """
+
+    def __init__(self, X, y, recipe, coef_shape):
+        dask, _ = _dask()
+        blocks = [dask.delayed(_bind_block, pure=False)(xb, yb, recipe)
+                  for xb, yb in zip(X.to_delayed().ravel(), y.to_delayed().ravel())]
+        # validation runs here, on the workers (a bad block raises before the charge)
+        self._blocks = dask.persist(*blocks)
+        # wait for the blocks (persist may return at once): a bad block raises here
+        sizes = dask.compute(*[dask.delayed(getattr)(b, "n_samples") for b in self._blocks])
+        if sum(sizes) != X.shape[0]:  # pragma: no cover - block sizes are metadata
+            raise ValueError("The blocks of X hold a different number of rows than X.shape.")
+        self.n_samples = int(X.shape[0])
+        self._offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self.coef_shape = tuple(coef_shape)
+        self.n_blocks = len(self._blocks)
+
+    def _rows(self, idx):
+        if idx is None:
+            return [_AllRows()] * self.n_blocks
+        if isinstance(idx, _BlockSample):
+            return idx.rows
+        raise TypeError(  # pragma: no cover - PrivateQueries passes what sample_rows drew
+            "The Dask back end takes samples drawn by its own sample_rows.")
+
+    def _sum(self, method, args, idx):
+        dask, _ = _dask()
+        parts = dask.compute(*[dask.delayed(_call, pure=False)(block, method, args, rows)
+                               for block, rows in zip(self._blocks, self._rows(idx))])
+        return functools.reduce(np.add, parts)
+
+    def sample_rows(self, rng, rate):
+        """A Poisson sample of rate ``rate``: one public seed per block, drawn from ``rng``.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            The fit's generator.
+        rate : float
+            Sampling probability of each row.
+
+        Returns
+        -------
+        sample
+            An opaque sample, passed back as ``idx``; the rows are drawn on
+            the workers from the seeds, never gathered.
+        """
+        return _BlockSample(rng.integers(0, 2 ** 63, size=self.n_blocks), rate)
+
+    def clipped_grad_sum(self, W, clip_norm, idx=None, norm=2, duals=None):
+        """Sum of per-example gradients clipped to ``clip_norm`` (see the in-memory loss).
+
+        Parameters
+        ----------
+        W : ndarray of shape ``coef_shape``
+            The public point.
+        clip_norm : float
+            Per-example bound: the sensitivity of the sum.
+        idx : sample or None
+            A sample from :meth:`sample_rows`; None for all rows.
+        norm : {1, 2}
+            The clipping norm.
+        duals : None
+            The minimax form is not available on the Dask back end.
+
+        Returns
+        -------
+        ndarray of shape ``coef_shape``
+            The sum over the blocks of their clipped gradient sums.
+        """
+        if duals is not None:  # pragma: no cover - refused before the charge
+            raise ValueError("Per-record duals are not available on the Dask back end.")
+        return self._sum_norm("clipped_grad_sum", W, clip_norm, idx, norm)
+
+    def _sum_norm(self, method, W, clip_norm, idx, norm):
+        dask, _ = _dask()
+        parts = dask.compute(*[
+            dask.delayed(_call_norm, pure=False)(block, method, np.asarray(W),
+                                                 float(clip_norm), rows, norm)
+            for block, rows in zip(self._blocks, self._rows(idx))])
+        return functools.reduce(np.add, parts)
+
+    def clipped_grad_diff_sum(self, W, W_prev, clip_norm, idx=None, norm=2, duals=None):
+        """Sum of per-example gradient differences, each clipped to ``clip_norm``.
+
+        Parameters
+        ----------
+        W, W_prev : ndarray of shape ``coef_shape``
+            The current and previous public points.
+        clip_norm : float
+            Per-example bound: the sensitivity of the sum.
+        idx : sample or None
+            A sample from :meth:`sample_rows`; None for all rows.
+        norm : {1, 2}
+            The clipping norm.
+        duals : None
+            The minimax form is not available on the Dask back end.
+
+        Returns
+        -------
+        ndarray of shape ``coef_shape``
+            The sum over the blocks.
+        """
+        if duals is not None:  # pragma: no cover - refused before the charge
+            raise ValueError("Per-record duals are not available on the Dask back end.")
+        dask, _ = _dask()
+        parts = dask.compute(*[
+            dask.delayed(_call_diff, pure=False)(block, np.asarray(W), np.asarray(W_prev),
+                                                 float(clip_norm), rows, norm)
+            for block, rows in zip(self._blocks, self._rows(idx))])
+        return functools.reduce(np.add, parts)
+
+    def clipped_grad_sums(self, Ws, idx, groups, clip_norm, norm=2):
+        """Per-group sums of clipped gradients at each group's parameters (few rows).
+
+        The rows (global positions, e.g. the records the active nodes of
+        ``dual_averaging`` sampled) are split by block, each block answers
+        for its own, and the per-group sums are added in block order.
+
+        Parameters
+        ----------
+        Ws : ndarray of shape ``(k,) + coef_shape``
+            The groups' public parameters.
+        idx : ndarray of int of shape (m,)
+            Global positions of the rows (private; they stay on the driver and
+            go only to the block that holds them).
+        groups : ndarray of int of shape (m,)
+            Group of each row.
+        clip_norm : float
+            Per-example bound: the sensitivity of each group's sum.
+        norm : {1, 2}
+            The clipping norm.
+
+        Returns
+        -------
+        ndarray of shape ``(k,) + coef_shape``
+            The per-group sums.
+        """
+        dask, _ = _dask()
+        idx, groups, Ws = np.asarray(idx), np.asarray(groups), np.asarray(Ws, dtype=np.float64)
+        order = np.argsort(idx, kind="stable")
+        idx, groups = idx[order], groups[order]
+        cuts = np.searchsorted(idx, self._offsets)
+        parts = []
+        for k, block in enumerate(self._blocks):
+            lo, hi = cuts[k], cuts[k + 1]
+            if hi > lo:
+                parts.append(dask.delayed(_call_sums, pure=False)(
+                    block, Ws, idx[lo:hi] - self._offsets[k], groups[lo:hi],
+                    float(clip_norm), norm))
+        if not parts:
+            return np.zeros_like(Ws)
+        return functools.reduce(np.add, dask.compute(*parts))
+
+    def hessian(self, W, hessian_clip=None, idx=None):
+        """Sum of the per-example Hessians, each clipped to ``hessian_clip``.
+
+        Parameters
+        ----------
+        W : ndarray of shape ``coef_shape``
+            The public point.
+        hessian_clip : float or None
+            Per-example Frobenius bound.
+        idx : sample or None
+            A sample from :meth:`sample_rows`; None for all rows.
+
+        Returns
+        -------
+        ndarray of shape (P, P)
+            The sum over the blocks.
+        """
+        return self._sum("hessian", (np.asarray(W), hessian_clip), idx)
+
+    def hessian_matvec(self, W, V, hessian_clip=None, idx=None):
+        """Product of the summed clipped Hessians with ``V``.
+
+        Parameters
+        ----------
+        W : ndarray of shape ``coef_shape``
+            The public point.
+        V : ndarray of shape ``coef_shape``
+            The direction.
+        hessian_clip : float or None
+            Per-example Frobenius bound.
+        idx : sample or None
+            A sample from :meth:`sample_rows`; None for all rows.
+
+        Returns
+        -------
+        ndarray of shape ``coef_shape``
+            The sum over the blocks.
+        """
+        return self._sum("hessian_matvec", (np.asarray(W), np.asarray(V), hessian_clip), idx)
+
+    def clipped_loss_sum(self, W, loss_clip, idx=None):
+        """Sum of the per-example losses clipped to ``[0, loss_clip]``.
+
+        Parameters
+        ----------
+        W : ndarray of shape ``coef_shape``
+            The public point.
+        loss_clip : float
+            The clip of each value (the sensitivity of the sum).
+        idx : sample or None
+            A sample from :meth:`sample_rows`; None for all rows.
+
+        Returns
+        -------
+        float
+            The sum over the blocks.
+        """
+        return float(self._sum("clipped_loss_sum", (np.asarray(W), float(loss_clip)), idx))
+
+    def clipped_decrease(self, W, loss_clip, idx=None):
+        """The clipped decrease from ``W``; the reference losses stay on the workers.
+
+        Parameters
+        ----------
+        W : ndarray of shape ``coef_shape``
+            The public reference point.
+        loss_clip : float
+            ``C``, the bound on each example's decrease.
+        idx : sample or None
+            A sample from :meth:`sample_rows`; None for all rows.
+
+        Returns
+        -------
+        decrease : callable
+            ``decrease(V)``: the sum over the blocks of
+            ``sum_i clip(l_i(W) - l_i(V), -C, C)``.
+        """
+        dask, _ = _dask()
+        rows = self._rows(idx)
+        references = dask.persist(*[dask.delayed(_block_reference, pure=False)(b, np.asarray(W), r)
+                                    for b, r in zip(self._blocks, rows)])
+        C = float(loss_clip)
+
+        def decrease(V):
+            parts = dask.compute(*[
+                dask.delayed(_block_decrease, pure=False)(b, ref, np.asarray(V), C, r)
+                for b, ref, r in zip(self._blocks, references, rows)])
+            return float(functools.reduce(np.add, parts))
+
+        return decrease
+
+
+def _call_norm(loss, method, W, clip_norm, rows, norm):
+    return getattr(loss, method)(W, clip_norm, rows.indices(loss.n_samples), norm)
+
+
+def _call_sums(loss, Ws, idx, groups, clip_norm, norm):
+    return loss.clipped_grad_sums(Ws, idx, groups, clip_norm, norm)
+
+
+def _call_diff(loss, W, W_prev, clip_norm, rows, norm):
+    return loss.clipped_grad_diff_sum(W, W_prev, clip_norm, rows.indices(loss.n_samples), norm)
+
+
+def _block_scores(X_block, W, fit_intercept, data_norm, binary):
+    X_block = check_array(X_block, accept_sparse="csr", dtype=[np.float64, np.float32],
+                          ensure_min_samples=0)
+    scores = LinearDesign(X_block, fit_intercept, data_norm).decision(W)
+    return scores.ravel() if binary else scores
+
+
+def dask_decision_function(X, W, fit_intercept, data_norm, n_features):
+    """Lazy decision scores of a fitted linear model on a dask array.
+
+    Parameters
+    ----------
+    X : dask array or dask dataframe of shape (n_samples, n_features)
+        The samples.
+    W : ndarray of shape (n_params, K)
+        The released coefficients (intercept last when fitted).
+    fit_intercept : bool
+        Whether ``W`` has an intercept row.
+    data_norm : float or None
+        The row-norm bound applied in ``fit``.
+    n_features : int
+        The number of features seen in ``fit``.
+
+    Returns
+    -------
+    dask.array.Array
+        Shape (n_samples,) for one output, else (n_samples, K); nothing is
+        computed until the caller asks.
+    """
+    X, _ = as_dask_arrays(X)
+    if X.shape[1] != n_features:
+        raise ValueError(f"X has {X.shape[1]} features, but the model was fitted with "
+                         f"{n_features} features.")
+    binary = W.shape[1] == 1
+    if binary:
+        return X.map_blocks(_block_scores, W, fit_intercept, data_norm, True,
+                            dtype=np.float64, drop_axis=1)
+    return X.map_blocks(_block_scores, W, fit_intercept, data_norm, False,
+                        dtype=np.float64, chunks=(X.chunks[0], (W.shape[1],)))

@@ -1,0 +1,90 @@
+"""The row sampling and loss-value sums a private query needs, in one place.
+
+:class:`~skdp.solvers.PrivateQueries` reaches a loss's values only through
+these three methods, so that a loss whose rows live elsewhere (the Dask back
+end, :mod:`skdp._dask`) can answer them with per-block sums and never send
+an n-sized vector to the driver.
+"""
+
+import numpy as np
+
+__all__ = ["BatchSums"]
+
+
+class BatchSums:
+    """Poisson row samples and sums of clipped loss values (mixin of the in-memory losses).
+
+    The class using it provides ``n_samples`` and
+    ``loss_values(W, idx=None, loss_clip=None)``.
+    """
+
+    def sample_rows(self, rng, rate):
+        """Draw a Poisson sample: each row independently with probability ``rate``.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            The fit's generator (the draw is public randomness).
+        rate : float
+            Sampling probability in (0, 1).
+
+        Returns
+        -------
+        idx : ndarray of int
+            Positions of the sampled rows, increasing; private (which rows
+            were drawn is never released), passed back as ``idx``.
+        """
+        return np.flatnonzero(rng.random(self.n_samples) < rate)
+
+    def clipped_loss_sum(self, W, loss_clip, idx=None):
+        """Sum of the per-example losses clipped to ``[0, loss_clip]``.
+
+        Parameters
+        ----------
+        W : ndarray of shape ``coef_shape``
+            Coefficients at which the losses are evaluated.
+        loss_clip : float
+            Upper clip of each value: the sensitivity of the sum. A NaN or
+            infinite value counts as ``loss_clip``.
+        idx : ndarray of int or None
+            Rows of a sample (from :meth:`sample_rows`); None for all.
+
+        Returns
+        -------
+        float
+            The sum, in ``[0, loss_clip * n_rows]``.
+        """
+        C = float(loss_clip)
+        values = self.loss_values(W, idx, loss_clip=C)
+        return float(np.sum(np.nan_to_num(values, nan=C, posinf=C, neginf=0.0)))
+
+    def clipped_decrease(self, W, loss_clip, idx=None):
+        """The sum of per-example decreases from ``W``, each clipped to ``[-C, C]``.
+
+        Parameters
+        ----------
+        W : ndarray of shape ``coef_shape``
+            The reference point; its per-example losses are computed once.
+        loss_clip : float
+            ``C``: the bound on each example's decrease, the sensitivity of
+            every sum the returned function computes.
+        idx : ndarray of int or None
+            Rows of a sample (from :meth:`sample_rows`); None for all.
+
+        Returns
+        -------
+        decrease : callable
+            ``decrease(V)`` is ``sum_i clip(l_i(W) - l_i(V), -C, C)`` as a
+            float (a change from inf to inf counts as 0, to or from an
+            infinity as +-C).
+        """
+        C = float(loss_clip)
+        reference = self.loss_values(W, idx)
+
+        def decrease(V):
+            with np.errstate(invalid="ignore"):
+                d = reference - self.loss_values(V, idx)
+            d = np.nan_to_num(d, nan=0.0, posinf=C, neginf=-C)
+            return float(np.sum(np.clip(d, -C, C)))
+
+        return decrease
