@@ -143,9 +143,9 @@ def _bind_block(X_block, y_block, recipe):
     return recipe["loss_class"](design, targets, **recipe["loss_params"])
 
 
-def _call(loss, method, args, rows):
-    """``loss.method(*args, idx=rows)`` with the block's sampled rows (on a worker)."""
-    return getattr(loss, method)(*args, rows.indices(loss.n_samples))
+def _call(loss, method, args, kwargs, rows):
+    """``loss.method(*args, idx=<the block's sampled rows>, **kwargs)`` (on a worker)."""
+    return getattr(loss, method)(*args, idx=rows.indices(loss.n_samples), **kwargs)
 
 
 def _block_reference(loss, W, rows):
@@ -229,9 +229,10 @@ class DaskLoss:
         raise TypeError(  # pragma: no cover - PrivateQueries passes what sample_rows drew
             "The Dask back end takes samples drawn by its own sample_rows.")
 
-    def _sum(self, method, args, idx):
+    def _sum(self, method, args, idx, **kwargs):
+        """The sum, in block order, of ``method`` on every block (with its rows of ``idx``)."""
         dask, _ = _dask()
-        parts = dask.compute(*[dask.delayed(_call, pure=False)(block, method, args, rows)
+        parts = dask.compute(*[dask.delayed(_call, pure=False)(block, method, args, kwargs, rows)
                                for block, rows in zip(self._blocks, self._rows(idx))])
         return functools.reduce(np.add, parts)
 
@@ -276,45 +277,19 @@ class DaskLoss:
         """
         if duals is not None:  # pragma: no cover - refused before the charge
             raise ValueError("Per-record duals are not available on the Dask back end.")
-        return self._sum_norm("clipped_grad_sum", W, clip_norm, idx, norm)
-
-    def _sum_norm(self, method, W, clip_norm, idx, norm):
-        dask, _ = _dask()
-        parts = dask.compute(*[
-            dask.delayed(_call_norm, pure=False)(block, method, np.asarray(W),
-                                                 float(clip_norm), rows, norm)
-            for block, rows in zip(self._blocks, self._rows(idx))])
-        return functools.reduce(np.add, parts)
+        return self._sum("clipped_grad_sum", (np.asarray(W), float(clip_norm)), idx, norm=norm)
 
     def clipped_grad_diff_sum(self, W, W_prev, clip_norm, idx=None, norm=2, duals=None):
-        """Sum of per-example gradient differences, each clipped to ``clip_norm``.
+        """Sum of per-example gradient differences between ``W`` and ``W_prev``, clipped.
 
-        Parameters
-        ----------
-        W, W_prev : ndarray of shape ``coef_shape``
-            The current and previous public points.
-        clip_norm : float
-            Per-example bound: the sensitivity of the sum.
-        idx : sample or None
-            A sample from :meth:`sample_rows`; None for all rows.
-        norm : {1, 2}
-            The clipping norm.
-        duals : None
-            The minimax form is not available on the Dask back end.
-
-        Returns
-        -------
-        ndarray of shape ``coef_shape``
-            The sum over the blocks.
+        The arguments are those of :meth:`clipped_grad_sum`, plus the previous
+        public point ``W_prev``; the result is the sum over the blocks of
+        their clipped difference sums (sensitivity ``clip_norm``).
         """
         if duals is not None:  # pragma: no cover - refused before the charge
             raise ValueError("Per-record duals are not available on the Dask back end.")
-        dask, _ = _dask()
-        parts = dask.compute(*[
-            dask.delayed(_call_diff, pure=False)(block, np.asarray(W), np.asarray(W_prev),
-                                                 float(clip_norm), rows, norm)
-            for block, rows in zip(self._blocks, self._rows(idx))])
-        return functools.reduce(np.add, parts)
+        return self._sum("clipped_grad_diff_sum",
+                         (np.asarray(W), np.asarray(W_prev), float(clip_norm)), idx, norm=norm)
 
     def clipped_grad_sums(self, Ws, idx, groups, clip_norm, norm=2):
         """Per-group sums of clipped gradients at each group's parameters (few rows).
@@ -450,16 +425,8 @@ class DaskLoss:
         return decrease
 
 
-def _call_norm(loss, method, W, clip_norm, rows, norm):
-    return getattr(loss, method)(W, clip_norm, rows.indices(loss.n_samples), norm)
-
-
 def _call_sums(loss, Ws, idx, groups, clip_norm, norm):
     return loss.clipped_grad_sums(Ws, idx, groups, clip_norm, norm)
-
-
-def _call_diff(loss, W, W_prev, clip_norm, rows, norm):
-    return loss.clipped_grad_diff_sum(W, W_prev, clip_norm, rows.indices(loss.n_samples), norm)
 
 
 def _block_scores(X_block, W, fit_intercept, data_norm, binary):

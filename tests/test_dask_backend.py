@@ -61,6 +61,15 @@ def _small(n=1200, d=8, n_classes=2, seed=0):
     return X / np.linalg.norm(X, axis=1, keepdims=True), y
 
 
+def _assert_same_fit(Estimator, params, data, dask_data, context):
+    """The fit on dask input equals the in-memory fit (1e-8) with the same seed."""
+    memory = Estimator(accountant=BudgetAccountant(), **params).fit(*data)
+    with context:
+        model = Estimator(accountant=BudgetAccountant(), **params).fit(*dask_data)
+    np.testing.assert_allclose(model.coef_, memory.coef_, rtol=0, atol=1e-8)
+    assert model.n_iter_ == memory.n_iter_
+
+
 def test_guard_catches_a_gather():
     X = da.zeros((1000, 200), chunks=(250, 200))  # 1.6 MB
     with no_large_gather(), pytest.raises(AssertionError, match="gathered"):
@@ -116,22 +125,15 @@ def test_dual_averaging_on_the_cluster_equals_the_in_process_run(client, penalty
     X, y = _small(n=3000)
     Xd, yd = client.persist([da.from_array(X, chunks=(750, 8)), da.from_array(y, chunks=(750,))])
     params = dict(solver="dual_averaging", penalty=penalty, classes=[0, 1], random_state=0)
-    memory = DPLinearSVC(accountant=BudgetAccountant(), **params).fit(X, y)
-    with no_large_gather(limit=2 ** 14):
-        model = DPLinearSVC(accountant=BudgetAccountant(), **params).fit(Xd, yd)
-    np.testing.assert_allclose(model.coef_, memory.coef_, rtol=0, atol=1e-8)
-    assert model.n_iter_ == memory.n_iter_
+    _assert_same_fit(DPLinearSVC, params, (X, y), (Xd, yd), no_large_gather(limit=2 ** 14))
 
 
 def test_second_order_runs_on_dask():
     X, y = _small()
     Xd, yd = da.from_array(X, chunks=(400, 8)), da.from_array(y, chunks=(400,))
     params = dict(penalty="nonconvex", solver="second_order", classes=[0, 1], random_state=0)
-    memory = DPLogisticRegression(accountant=BudgetAccountant(), **params).fit(X, y)
-    with dask.config.set(scheduler="threads"):
-        model = DPLogisticRegression(accountant=BudgetAccountant(), **params).fit(Xd, yd)
-    np.testing.assert_allclose(model.coef_, memory.coef_, rtol=0, atol=1e-8)
-    assert model.n_iter_ == memory.n_iter_
+    _assert_same_fit(DPLogisticRegression, params, (X, y), (Xd, yd),
+                     dask.config.set(scheduler="threads"))
 
 
 def test_poisson_batches_are_drawn_per_block_and_fixed_by_the_seed():
