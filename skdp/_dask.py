@@ -353,23 +353,11 @@ class DaskLoss:
         return self._sum("hessian", (np.asarray(W), hessian_clip), idx)
 
     def hessian_matvec(self, W, V, hessian_clip=None, idx=None):
-        """Product of the summed clipped Hessians with ``V``.
+        """Product of the summed clipped Hessians with the direction ``V``.
 
-        Parameters
-        ----------
-        W : ndarray of shape ``coef_shape``
-            The public point.
-        V : ndarray of shape ``coef_shape``
-            The direction.
-        hessian_clip : float or None
-            Per-example Frobenius bound.
-        idx : sample or None
-            A sample from :meth:`sample_rows`; None for all rows.
-
-        Returns
-        -------
-        ndarray of shape ``coef_shape``
-            The sum over the blocks.
+        The arguments are those of :meth:`hessian` plus ``V`` (shape
+        ``coef_shape``); the result, of shape ``coef_shape``, is the sum over
+        the blocks of their Hessian-vector products.
         """
         return self._sum("hessian_matvec", (np.asarray(W), np.asarray(V), hessian_clip), idx)
 
