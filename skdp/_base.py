@@ -276,6 +276,7 @@ class PrivateEstimatorMixin(AccountedMixin):
         warn_if_delta_voids_guarantee(self.delta, n, type(self).__name__, stacklevel=5)
         spec = self._problem_spec(solver, n, n_features, self._public_labels(y))
         plan = solver.plan(spec)  # once: this plan is what is checked and charged
+        solver.check_backend(spec, "dask" if is_dask_collection(X) else "memory")
         accountant.check(self.epsilon, self.delta, mechanism=plan.mechanism)
         loss = self._bind_loss(X, y, spec)
         if loss.n_samples != spec.n_samples or tuple(loss.coef_shape) != spec.coef_shape:

@@ -13,6 +13,11 @@ Poisson samples are drawn per block, each block from its own seed drawn
 from the fit's generator (public randomness), so a seed still fixes the run
 and no n-sized mask crosses the network.
 
+``dual_averaging``'s nodes are real here: each node's records are joined
+into one shard on a worker (:meth:`DaskLoss.node_shards`), and an active
+node samples its records and adds its own noise there, from a seed the
+driver draws for it; only the noisy messages reach the driver.
+
 Dask is an optional dependency (``pip install "skdp[dask]"``); nothing here
 imports it until a dask collection is passed to ``fit`` or ``predict``.
 """
@@ -20,12 +25,14 @@ imports it until a dask collection is passed to ``fit`` or ``predict``.
 import functools
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils import check_array
 from sklearn.utils.multiclass import check_classification_targets
 
 from .losses import LinearDesign
 
-__all__ = ["is_dask_collection", "as_dask_arrays", "DaskLoss", "dask_decision_function"]
+__all__ = ["is_dask_collection", "as_dask_arrays", "DaskLoss", "DaskNodes",
+           "dask_decision_function"]
 
 
 def is_dask_collection(X):
@@ -137,10 +144,42 @@ def _bind_block(X_block, y_block, recipe):
         y_index = _encode_labels(y_block, classes)
     else:
         y_index = np.searchsorted(classes, y_block)
-    design = LinearDesign(X_block, recipe["fit_intercept"], recipe["data_norm"],
+    return _bound_loss(X_block, recipe["encode"](y_index, len(classes)), recipe)
+
+
+def _bound_loss(X, targets, recipe):
+    """The in-memory loss of the recipe on validated rows and encoded targets."""
+    design = LinearDesign(X, recipe["fit_intercept"], recipe["data_norm"],
                           recipe["loss_class"].intercept_scale)
-    targets = recipe["encode"](y_index, len(classes))
     return recipe["loss_class"](design, targets, **recipe["loss_params"])
+
+
+def _rows_of(loss, rows):
+    """Some validated rows of a block and their encoded targets (on a worker)."""
+    return loss.design.X[rows], loss.y[rows]
+
+
+def _bind_node(pieces, positions, recipe):
+    """A node's shard from its rows' pieces, in the node's order (on a worker)."""
+    X = [X for X, _ in pieces]
+    X = sp.vstack(X, format="csr") if sp.issparse(X[0]) else np.concatenate(X)
+    targets = np.concatenate([t for _, t in pieces])
+    order = np.argsort(np.concatenate(positions))  # piece order -> node order
+    return _bound_loss(X[order], targets[order], recipe)
+
+
+def _node_message(loss, W, seed, rate, clip_norm, base):
+    """One active node's noisy message: its Poisson sample and noise from its seed (on a worker).
+
+    The same draws as :class:`~skdp.solvers.PrivateShards` makes for a node
+    simulated in memory: the sample from the node's stream, then the noise.
+    """
+    from .solvers._queries import poisson_positions
+
+    rng = np.random.default_rng(seed)
+    idx = poisson_positions(rng, loss.n_samples, rate)
+    G = loss.clipped_grad_sum(W, clip_norm, idx=idx, norm=base.sensitivity_norm)
+    return G + base.sample(rng, clip_norm, G.shape)
 
 
 def _call(loss, method, args, kwargs, rows):
@@ -190,6 +229,7 @@ class DaskLoss:
     clipped gradient (difference) sums, the Hessian and its products, the
     clipped loss sums and decreases, and Poisson row samples. Each answer is
     the sum, in block order, of the in-memory loss's answer on every block.
+    Decentralised solvers get their nodes from :meth:`node_shards`.
 
     Parameters
     ----------
@@ -212,6 +252,7 @@ class DaskLoss:
                   for xb, yb in zip(X.to_delayed().ravel(), y.to_delayed().ravel())]
         # validation runs here, on the workers (a bad block raises before the charge)
         self._blocks = dask.persist(*blocks)
+        self._recipe = recipe
         # wait for the blocks (persist may return at once): a bad block raises here
         sizes = dask.compute(*[dask.delayed(getattr)(b, "n_samples") for b in self._blocks])
         if sum(sizes) != X.shape[0]:  # pragma: no cover - block sizes are metadata
@@ -291,47 +332,42 @@ class DaskLoss:
         return self._sum("clipped_grad_diff_sum",
                          (np.asarray(W), np.asarray(W_prev), float(clip_norm)), idx, norm=norm)
 
-    def clipped_grad_sums(self, Ws, idx, groups, clip_norm, norm=2):
-        """Per-group sums of clipped gradients at each group's parameters (few rows).
+    def node_shards(self, order, offsets):
+        """Place each node's records on a worker, as one shard (``dual_averaging``'s nodes).
 
-        The rows (global positions, e.g. the records the active nodes of
-        ``dual_averaging`` sampled) are split by block, each block answers
-        for its own, and the per-group sums are added in block order.
+        Node ``i`` holds the records ``order[offsets[i]:offsets[i + 1]]``, in
+        that order. Its rows are taken from the blocks that hold them and
+        joined on a worker (the rows move between workers, never through the
+        driver); the shard is persisted there for the fit's rounds.
 
         Parameters
         ----------
-        Ws : ndarray of shape ``(k,) + coef_shape``
-            The groups' public parameters.
-        idx : ndarray of int of shape (m,)
-            Global positions of the rows (private; they stay on the driver and
-            go only to the block that holds them).
-        groups : ndarray of int of shape (m,)
-            Group of each row.
-        clip_norm : float
-            Per-example bound: the sensitivity of each group's sum.
-        norm : {1, 2}
-            The clipping norm.
+        order : ndarray of int of shape (n_samples,)
+            The public permutation of the records.
+        offsets : ndarray of int of shape (n_nodes + 1,)
+            Where each node's records start in ``order``.
 
         Returns
         -------
-        ndarray of shape ``(k,) + coef_shape``
-            The per-group sums.
+        DaskNodes
+            The nodes, which run their rounds where their shards live.
         """
         dask, _ = _dask()
-        idx, groups, Ws = np.asarray(idx), np.asarray(groups), np.asarray(Ws, dtype=np.float64)
-        order = np.argsort(idx, kind="stable")
-        idx, groups = idx[order], groups[order]
-        cuts = np.searchsorted(idx, self._offsets)
-        parts = []
-        for k, block in enumerate(self._blocks):
-            lo, hi = cuts[k], cuts[k + 1]
-            if hi > lo:
-                parts.append(dask.delayed(_call_sums, pure=False)(
-                    block, Ws, idx[lo:hi] - self._offsets[k], groups[lo:hi],
-                    float(clip_norm), norm))
-        if not parts:
-            return np.zeros_like(Ws)
-        return functools.reduce(np.add, dask.compute(*parts))
+        block_of = np.searchsorted(self._offsets, order, side="right") - 1
+        shards = []
+        for i in range(len(offsets) - 1):  # a loop over nodes (public, few)
+            records, blocks = order[offsets[i]:offsets[i + 1]], block_of[offsets[i]:offsets[i + 1]]
+            by_block = np.argsort(blocks, kind="stable")
+            cuts = np.searchsorted(blocks[by_block], np.arange(self.n_blocks + 1))
+            pieces, positions = [], []
+            for k in range(self.n_blocks):
+                at = by_block[cuts[k]:cuts[k + 1]]
+                if at.size:
+                    pieces.append(dask.delayed(_rows_of, pure=False)(
+                        self._blocks[k], records[at] - self._offsets[k]))
+                    positions.append(at)
+            shards.append(dask.delayed(_bind_node, pure=False)(pieces, positions, self._recipe))
+        return DaskNodes(dask.persist(*shards))
 
     def hessian(self, W, hessian_clip=None, idx=None):
         """Sum of the per-example Hessians, each clipped to ``hessian_clip``.
@@ -413,8 +449,51 @@ class DaskLoss:
         return decrease
 
 
-def _call_sums(loss, Ws, idx, groups, clip_norm, norm):
-    return loss.clipped_grad_sums(Ws, idx, groups, clip_norm, norm)
+class DaskNodes:
+    """``dual_averaging``'s nodes on a Dask cluster: each shard on a worker.
+
+    Built by :meth:`DaskLoss.node_shards`.
+
+    Parameters
+    ----------
+    shards : sequence
+        The persisted in-memory loss of each node's records.
+    """
+
+    def __init__(self, shards):
+        self._shards = shards
+
+    def messages(self, active, coefs, seeds, rates, clip_norm, base):
+        """Run one round's active nodes where their shards live; gather their noisy messages.
+
+        Parameters
+        ----------
+        active : ndarray of int
+            The active nodes (public).
+        coefs : ndarray of shape ``(len(active),) + coef_shape``
+            Their public parameters.
+        seeds : ndarray of int
+            Each active node's secret stream seed, drawn by the driver from
+            the fit's generator.
+        rates : ndarray of float
+            Each active node's Poisson sampling rate (public).
+        clip_norm : float
+            Per-example gradient bound (the sensitivity of a node's sum).
+        base : Mechanism
+            The noise of one message (Gaussian, or Laplace for delta = 0).
+
+        Returns
+        -------
+        ndarray of shape ``(len(active),) + coef_shape``
+            The sum of each node's sampled clipped gradients plus its noise:
+            nothing un-noised leaves a worker.
+        """
+        dask, _ = _dask()
+        messages = dask.compute(*[
+            dask.delayed(_node_message, pure=False)(self._shards[i], W, int(seed), float(rate),
+                                                    float(clip_norm), base)
+            for i, W, seed, rate in zip(active, coefs, seeds, rates)])
+        return np.stack(messages)
 
 
 def _block_scores(X_block, W, fit_intercept, data_norm, binary):

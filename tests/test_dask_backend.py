@@ -1,6 +1,7 @@
 """The Dask back end: fits on dask arrays where the blocks live, same model as in memory."""
 
 import contextlib
+from collections import Counter
 from unittest import mock
 
 import dask
@@ -9,7 +10,9 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pytest
-from distributed import Client, LocalCluster
+import scipy.sparse as sp
+from dask.utils import key_split
+from distributed import Client, LocalCluster, get_task_stream
 from sklearn.datasets import make_classification
 
 from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression, DPMatrixSensing
@@ -120,12 +123,63 @@ def test_every_full_batch_solver_runs_unchanged_on_dask(Estimator, params):
                                        memory.predict_proba(X), rtol=1e-12)
 
 
-@pytest.mark.parametrize("penalty", ["l2", "l1"])
-def test_dual_averaging_on_the_cluster_equals_the_in_process_run(client, penalty):
+@pytest.mark.parametrize("penalty, gossip", [("l2", "edges"), ("l1", "nodes")])
+def test_dual_averaging_nodes_run_on_the_workers_and_equal_the_in_process_run(client, penalty,
+                                                                              gossip):
     X, y = _small(n=3000)
     Xd, yd = client.persist([da.from_array(X, chunks=(750, 8)), da.from_array(y, chunks=(750,))])
-    params = dict(solver="dual_averaging", penalty=penalty, classes=[0, 1], random_state=0)
-    _assert_same_fit(DPLinearSVC, params, (X, y), (Xd, yd), no_large_gather(limit=2 ** 14))
+    # one edge of the complete graph per round (2 active nodes), or 4 of the 20 nodes
+    options = {"gossip": gossip, "activation": 0.1 if gossip == "edges" else 0.2}
+
+    def fit(data, backend):
+        accountant = BudgetAccountant()
+        model = DPLinearSVC(solver="dual_averaging", penalty=penalty, classes=[0, 1],
+                            random_state=0, accountant=accountant,
+                            solver_params={**options, "backend": backend}).fit(*data)
+        return model, accountant.spends[0].mechanism
+
+    memory, charged = fit((X, y), "memory")
+    with get_task_stream(client) as stream, no_large_gather(limit=2 ** 14):
+        model, dask_charged = fit((Xd, yd), "dask")
+    np.testing.assert_allclose(model.coef_, memory.coef_, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(model.intercept_, memory.intercept_, rtol=0, atol=1e-8)
+    assert model.n_iter_ == memory.n_iter_ and dask_charged == charged
+    ran = Counter(key_split(task["key"]) for task in stream.data)
+    assert ran["bind_node"] == 20                  # each node's shard built on a worker
+    # every active node's round ran on a worker
+    assert ran["node_message"] == model.n_iter_ * (2 if gossip == "edges" else 4)
+    assert ran["call"] == 0                        # no un-noised sum went to the driver
+    assert {task["worker"] for task in stream.data} <= set(client.scheduler_info()["workers"])
+
+
+@pytest.mark.filterwarnings("ignore:Sending large graph")  # the test ships Adult once
+def test_dual_averaging_on_sparse_adult_blocks_equals_the_in_process_run(client):
+    X, y, _, _ = load_adult()                                   # CSR
+    Xd = da.from_array(X.toarray(), chunks=(8200, 123)).map_blocks(sp.csr_matrix,
+                                                                  dtype=np.float64)
+    Xd, yd = client.persist([Xd, da.from_array(y, chunks=(8200,))])
+    params = dict(solver="dual_averaging", penalty="elasticnet", max_iter=300, random_state=3)
+    memory = DPLogisticRegression(accountant=BudgetAccountant(), **params).fit(X, y)
+    with no_large_gather():
+        model = DPLogisticRegression(accountant=BudgetAccountant(),
+                                     solver_params={"backend": "dask"}, **params).fit(Xd, yd)
+    np.testing.assert_allclose(model.coef_, memory.coef_, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(model.intercept_, memory.intercept_, rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("backend, dask_input, match", [
+    ("dask", False, "needs dask input"), ("memory", True, "gathering it is refused")])
+def test_a_backend_the_input_cannot_run_on_is_refused_before_the_charge(backend, dask_input,
+                                                                       match):
+    X, y = _small()
+    data = (da.from_array(X, chunks=(300, 8)), da.from_array(y, chunks=(300,))) \
+        if dask_input else (X, y)
+    accountant = BudgetAccountant()
+    model = DPLinearSVC(solver="dual_averaging", solver_params={"backend": backend},
+                        accountant=accountant)
+    with dask.config.set(scheduler="threads"), pytest.raises(ValueError, match=match):
+        model.fit(*data)
+    assert accountant.spends == [] and not hasattr(model, "coef_")
 
 
 def test_second_order_runs_on_dask():

@@ -279,6 +279,26 @@ class Solver:
         validate_params(f"solver {self.name!r}", merged, self.option_constraints)
         return merged
 
+    def check_backend(self, spec, backend):
+        """Refuse, before the charge, options that cannot run where the data lives.
+
+        Called once per fit, after :meth:`plan` and before the data is read;
+        the default accepts every back end.
+
+        Parameters
+        ----------
+        spec : ProblemSpec
+            Everything public about the fit (no data).
+        backend : {'memory', 'dask'}
+            Where the data lives: in the driver's memory, or in the blocks
+            of a dask collection (a public property of the input).
+
+        Raises
+        ------
+        ValueError
+            If the options ask for another back end than the data's.
+        """
+
     def plan(self, spec):
         """Calibrate the run from public quantities; raise ValueError if it cannot run.
 

@@ -43,7 +43,7 @@ from ..accounting import (
 )
 
 __all__ = ["PrivateQueries", "PrivateBatch", "PrivateDuals", "PrivateShards", "QueryBudgetError",
-           "round_cost"]
+           "poisson_positions", "round_cost"]
 
 
 class QueryBudgetError(RuntimeError):
@@ -706,9 +706,32 @@ class PrivateBatch:
         return None
 
 
-#: up to this many records on the active nodes, a round samples with one coin
-#: per record; above, with a binomial count and a uniform subset (same law)
+#: up to this many records, a node samples with one coin per record; above,
+#: with a binomial count and a uniform subset of that size (same law)
 _BERNOULLI_RECORDS = 1 << 15
+
+
+def poisson_positions(rng, size, rate):
+    """A Poisson sample of ``size`` records: each kept independently with probability ``rate``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The node's own stream (secret).
+    size : int
+        Number of records.
+    rate : float
+        Sampling probability in (0, 1].
+
+    Returns
+    -------
+    ndarray of int
+        Positions of the kept records, increasing.
+    """
+    if size <= _BERNOULLI_RECORDS:
+        return np.flatnonzero(rng.random(size) < rate)
+    count = rng.binomial(size, rate)
+    return np.sort(rng.choice(size, count, replace=False))
 
 
 def round_cost(base, sampling_rate, activation_probability):
@@ -733,7 +756,12 @@ class PrivateShards:
     sizes[i]`` (a Poisson sample: one coin per record, or for many records
     a binomial count and a uniform subset of that size, which has the same
     law) and releases the sum of their clipped gradients plus noise, over
-    ``local_batch_size``.
+    ``local_batch_size``. The sample and the noise of a node's round come from
+    the node's own stream, seeded by the fit's generator (secret), so the
+    same draws are made whether the node is simulated in memory or runs on a
+    Dask worker: a loss that offers ``node_shards(order, offsets)`` (the
+    Dask back end) places each node's records on a worker, and only the
+    nodes' noisy messages come back.
 
     Privacy of one round for one record (zero-out neighbours): only its own
     node's message depends on it, so the round is its node's Poisson-sampled
@@ -771,35 +799,28 @@ class PrivateShards:
         self.sizes[: n % n_nodes] += 1
         self._offsets = np.concatenate([[0], np.cumsum(self.sizes)])
         self._rates = np.minimum(1.0, self.local_batch_size / self.sizes)
+        # a loss whose rows live elsewhere (the Dask back end) builds each
+        # node's shard where it can run the node's rounds
+        nodes = getattr(queries._loss, "node_shards", None)
+        self._remote = None if nodes is None else nodes(self._order, self._offsets)
 
     @property
     def sampling_rate(self):
         """The largest per-record sampling rate of one round (public)."""
         return float(self._rates.max())
 
-    def _sample(self, active):
-        """Poisson samples of the active nodes' records: (record positions, node slot of each)."""
-        rng = self._queries._rng
-        sizes = self.sizes[active]
-        rates = self._rates[active]
-        starts = self._offsets[active]
-        if sizes.sum() <= _BERNOULLI_RECORDS:
-            # one coin per record of the active nodes (few: cheaper than a subset draw)
-            slots = np.repeat(np.arange(len(active)), sizes)
-            records = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-            keep = rng.random(slots.size) < rates[slots]
-            return starts[slots[keep]] + records[keep], slots[keep]
-        counts = rng.binomial(sizes, rates)
+    def _node_sums(self, active, node_coef, seeds, C, norm):
+        """In memory: each active node's Poisson sample (from its seed), one grouped pass."""
+        rngs = [np.random.default_rng(seed) for seed in seeds]
+        # a loop over the round's active nodes (public, few), not over records
+        samples = [poisson_positions(rng, size, rate) for rng, size, rate
+                   in zip(rngs, self.sizes[active], self._rates[active])]
+        counts = np.array([len(sample) for sample in samples], dtype=np.int64)
         slots = np.repeat(np.arange(len(active)), counts)
-        pos = rng.integers(0, sizes[slots]) if slots.size else np.zeros(0, dtype=np.int64)
-        # i.i.d. positions that are distinct are a uniform subset; a node with a
-        # repeat redraws its subset without replacement (the same law)
-        if counts.size and counts.max() > 1:
-            width = int(sizes.max()) + 1
-            keys, repeats = np.unique(slots * width + pos, return_counts=True)
-            for j in np.unique(keys[repeats > 1] // width):  # rare: nodes, not examples
-                pos[slots == j] = rng.choice(sizes[j], counts[j], replace=False)
-        return starts[slots] + pos, slots
+        positions = np.concatenate(samples) + np.repeat(self._offsets[active], counts)
+        G = self._queries._loss.clipped_grad_sums(node_coef, self._order[positions], slots,
+                                                  C, norm=norm)
+        return G, rngs
 
     def round(self, activation, node_coef, noise_multiplier):
         """One round: draw the active nodes, their samples, and their noisy gradients.
@@ -832,9 +853,15 @@ class PrivateShards:
         base = spec.noise(noise_multiplier, 1.0)
         q._consume(round_cost(base, self.sampling_rate, activation.probability))
         active, mixing = activation.draw(q._rng)
-        records, slots = self._sample(active)
-        C = spec.clip_norm
-        G = q._loss.clipped_grad_sums(np.asarray(node_coef)[active], self._order[records],
-                                      slots, C, norm=base.sensitivity_norm)
-        G += base.sample(q._rng, C, G.shape)
+        # each active node's own stream (secret, like the fit's generator): its
+        # Poisson sample, then its noise; the same draws wherever the node runs
+        seeds = q._rng.integers(0, 2 ** 63, size=len(active))
+        coefs = np.asarray(node_coef, dtype=np.float64)[active]
+        C, rates = spec.clip_norm, self._rates[active]
+        if self._remote is not None:  # the nodes run where their shards live
+            G = self._remote.messages(active, coefs, seeds, rates, C, base)
+        else:
+            G, rngs = self._node_sums(active, coefs, seeds, C, base.sensitivity_norm)
+            for k, rng in enumerate(rngs):
+                G[k] += base.sample(rng, C, G[k].shape)
         return active, mixing, G / self.local_batch_size

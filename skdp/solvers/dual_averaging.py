@@ -339,6 +339,15 @@ class DualAveraging(Solver):
         makes (an average of iterates with different supports has none).
         'auto' is 'dual' for penalties that are not smooth, else 'average'.
         Both are post-processing of the messages: free.
+    backend : {'auto', 'memory', 'dask'}, default='auto'
+        Where the nodes run. 'memory': simulated in the driver's process
+        (numpy or scipy input). 'dask': each node's shard is a partition of
+        the dask input built on a worker, where the node samples its records
+        and adds its own noise; the driver draws the public randomness (the
+        round's active nodes and links) and a secret noise seed per active
+        node, and only the nodes' noisy messages reach it. 'auto' follows
+        the input. The same ``random_state`` gives the same model on both
+        (up to floating-point summation order).
     """
 
     name = "dual_averaging"
@@ -349,7 +358,7 @@ class DualAveraging(Solver):
         "n_nodes": 20, "activation": 0.1, "gossip": "edges", "graph": "complete",
         "weights": "metropolis", "local_batch_size": DEFAULT_LOCAL_BATCH, "n_epochs": 3.0,
         "schedule": "auto", "gamma": "auto", "calibration": "accountant",
-        "paper_delta0": 0.01, "split_seed": 0, "output": "auto",
+        "paper_delta0": 0.01, "split_seed": 0, "output": "auto", "backend": "auto",
     }
     option_constraints = {
         "n_nodes": [POSITIVE_INT],
@@ -365,7 +374,22 @@ class DualAveraging(Solver):
         "paper_delta0": [UNIT_INTERVAL_OPEN],
         "split_seed": [Interval(Integral, 0, None, closed="left")],
         "output": [StrOptions({"auto", "average", "dual"})],
+        "backend": [StrOptions({"auto", "memory", "dask"})],
     }
+
+    def check_backend(self, spec, backend):
+        """Refuse a ``backend`` option that the input cannot run on (before the charge)."""
+        wanted = spec.options["backend"]
+        if wanted == "dask" and backend != "dask":
+            raise ValueError(
+                "dual_averaging: backend='dask' runs the nodes on a Dask cluster and needs "
+                "dask input: pass X and y as dask arrays (e.g. dask.array.from_array(X, "
+                "chunks=...)), or use backend='auto' to simulate the nodes in memory.")
+        if wanted == "memory" and backend != "memory":
+            raise ValueError(
+                "dual_averaging: backend='memory' simulates the nodes in the driver's "
+                "memory, but X is a dask collection (gathering it is refused); use "
+                "backend='auto' or 'dask' to run the nodes where the blocks live.")
 
     def _gossip(self, spec):
         opts = spec.options
