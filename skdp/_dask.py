@@ -10,7 +10,8 @@ The noise is drawn on the driver from the fit's generator, as in memory, so
 a seed gives the same model as the in-memory fit up to the summation order.
 
 Poisson samples are drawn per block, each block from its own seed drawn
-from the fit's generator (public randomness), so a seed still fixes the run
+from the fit's generator (secret, like every draw of that generator: which
+rows a sample holds is never released), so a seed still fixes the run
 and no n-sized mask crosses the network.
 
 ``dual_averaging``'s nodes are real here: each node's records are joined
@@ -206,7 +207,7 @@ class _AllRows:
 
 
 class _PoissonRows:
-    """A block's Poisson sample, drawn from its own public seed wherever it is needed."""
+    """A block's Poisson sample, drawn from its own (secret) seed wherever it is needed."""
 
     def __init__(self, seed, rate):
         self.seed, self.rate = int(seed), float(rate)
@@ -216,7 +217,7 @@ class _PoissonRows:
 
 
 class _BlockSample:
-    """A Poisson sample of the whole data: one seed per block (public randomness)."""
+    """A Poisson sample of the whole data: one secret seed per block."""
 
     def __init__(self, seeds, rate):
         self.rows = [_PoissonRows(seed, rate) for seed in seeds]
@@ -278,7 +279,7 @@ class DaskLoss:
         return functools.reduce(np.add, parts)
 
     def sample_rows(self, rng, rate):
-        """A Poisson sample of rate ``rate``: one public seed per block, drawn from ``rng``.
+        """A Poisson sample of rate ``rate``: one seed per block, drawn from ``rng``.
 
         Parameters
         ----------

@@ -24,7 +24,8 @@ class BatchSums:
         Parameters
         ----------
         rng : numpy.random.Generator
-            The fit's generator (the draw is public randomness).
+            The fit's generator (the draw is secret: which rows were sampled
+            is never released).
         rate : float
             Sampling probability in (0, 1).
 
