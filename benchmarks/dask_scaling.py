@@ -82,7 +82,7 @@ def main(argv=None):
     parser.add_argument("--memory-limit", default="8GB", help="per worker")
     args = parser.parse_args(argv)
 
-    from distributed import Client, LocalCluster
+    from distributed import Client, LocalCluster, wait
 
     from skdp import BudgetAccountant, DPLogisticRegression
 
@@ -97,7 +97,7 @@ def main(argv=None):
         for n in args.rows:
             X, y = make_data(n, args.block_rows)
             X, y = client.persist([X, y])
-            client.wait_for_workers(2)
+            wait([X, y])  # generated on the workers before the clock starts
             X_gb = n * N_FEATURES * 4 / 2 ** 30
             model, seconds, rss = timed_fit(estimator, X, y)
             row = {"rows": n, "X (GB)": X_gb, "blocks": X.numblocks[0],

@@ -223,6 +223,63 @@ class _BlockSample:
         self.rows = [_PoissonRows(seed, rate) for seed in seeds]
 
 
+class _Placement:
+    """Objects persisted one per block (or node), and tasks run next to them.
+
+    On a distributed cluster every task on object ``i`` is submitted to the
+    worker that holds it: a bound block is never moved to another worker
+    (a move costs a transfer of its rows, and the scheduler cannot weigh it:
+    work stealing would move blocks between the workers as they idle). With
+    a local scheduler the tasks are delayed calls.
+    """
+
+    def __init__(self, objects):
+        self.objects = list(objects)
+        self.client = None
+        try:
+            from distributed import futures_of, wait
+        except ImportError:  # pragma: no cover - dask without distributed
+            return
+        futures = [futures_of(o) for o in self.objects]
+        if self.objects and all(len(f) == 1 for f in futures):
+            self.futures = [f[0] for f in futures]
+            self.client = self.futures[0].client
+            wait(self.futures)  # placed (or failed: the error is raised by gather)
+            holders = self.client.who_has(self.futures)
+            self.workers = [list(holders.get(f.key, ())) or None for f in self.futures]
+
+    def submit(self, fn, i, *args):
+        """``fn(object i, *args)``, where object ``i`` lives: a future or a delayed value."""
+        if self.client is None:
+            dask, _ = _dask()
+            return dask.delayed(fn, pure=False)(self.objects[i], *args)
+        # loose restriction: a lost worker's blocks, recomputed elsewhere, still answer
+        return self.client.submit(fn, self.futures[i], *args, workers=self.workers[i],
+                                  allow_other_workers=True, pure=False)
+
+    def gather(self, tasks):
+        """The results of ``tasks`` (from :meth:`submit`), in order."""
+        if self.client is None:
+            dask, _ = _dask()
+            return dask.compute(*tasks)
+        return self.client.gather(list(tasks))
+
+    def anywhere(self, fn, *args):
+        """``fn(*args)`` on a worker the scheduler chooses; ``args`` may hold tasks of this
+        placement (moved to that worker)."""
+        if self.client is None:
+            dask, _ = _dask()
+            return dask.delayed(fn, pure=False)(*args)
+        return self.client.submit(fn, *args, pure=False)
+
+    def keep(self, tasks):
+        """Keep the results of ``tasks`` where they are computed, as arguments of later tasks."""
+        if self.client is None:
+            dask, _ = _dask()
+            return dask.persist(*tasks)
+        return list(tasks)
+
+
 class DaskLoss:
     """A loss whose rows live in the blocks of a dask array, answered by per-block sums.
 
@@ -252,16 +309,17 @@ class DaskLoss:
         blocks = [dask.delayed(_bind_block, pure=False)(xb, yb, recipe)
                   for xb, yb in zip(X.to_delayed().ravel(), y.to_delayed().ravel())]
         # validation runs here, on the workers (a bad block raises before the charge)
-        self._blocks = dask.persist(*blocks)
+        self._blocks = _Placement(dask.persist(*blocks))
         self._recipe = recipe
         # wait for the blocks (persist may return at once): a bad block raises here
-        sizes = dask.compute(*[dask.delayed(getattr)(b, "n_samples") for b in self._blocks])
+        sizes = self._blocks.gather([self._blocks.submit(getattr, k, "n_samples")
+                                     for k in range(len(blocks))])
         if sum(sizes) != X.shape[0]:  # pragma: no cover - block sizes are metadata
             raise ValueError("The blocks of X hold a different number of rows than X.shape.")
         self.n_samples = int(X.shape[0])
         self._offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         self.coef_shape = tuple(coef_shape)
-        self.n_blocks = len(self._blocks)
+        self.n_blocks = len(blocks)
 
     def _rows(self, idx):
         if idx is None:
@@ -273,9 +331,8 @@ class DaskLoss:
 
     def _sum(self, method, args, idx, **kwargs):
         """The sum, in block order, of ``method`` on every block (with its rows of ``idx``)."""
-        dask, _ = _dask()
-        parts = dask.compute(*[dask.delayed(_call, pure=False)(block, method, args, kwargs, rows)
-                               for block, rows in zip(self._blocks, self._rows(idx))])
+        parts = self._blocks.gather([self._blocks.submit(_call, k, method, args, kwargs, rows)
+                                     for k, rows in enumerate(self._rows(idx))])
         return functools.reduce(np.add, parts)
 
     def sample_rows(self, rng, rate):
@@ -353,7 +410,6 @@ class DaskLoss:
         DaskNodes
             The nodes, which run their rounds where their shards live.
         """
-        dask, _ = _dask()
         block_of = np.searchsorted(self._offsets, order, side="right") - 1
         shards = []
         for i in range(len(offsets) - 1):  # a loop over nodes (public, few)
@@ -364,11 +420,10 @@ class DaskLoss:
             for k in range(self.n_blocks):
                 at = by_block[cuts[k]:cuts[k + 1]]
                 if at.size:
-                    pieces.append(dask.delayed(_rows_of, pure=False)(
-                        self._blocks[k], records[at] - self._offsets[k]))
+                    pieces.append(self._blocks.submit(_rows_of, k, records[at] - self._offsets[k]))
                     positions.append(at)
-            shards.append(dask.delayed(_bind_node, pure=False)(pieces, positions, self._recipe))
-        return DaskNodes(dask.persist(*shards))
+            shards.append(self._blocks.anywhere(_bind_node, pieces, positions, self._recipe))
+        return DaskNodes(_Placement(self._blocks.keep(shards)))
 
     def hessian(self, W, hessian_clip=None, idx=None):
         """Sum of the per-example Hessians, each clipped to ``hessian_clip``.
@@ -435,16 +490,15 @@ class DaskLoss:
             ``decrease(V)``: the sum over the blocks of
             ``sum_i clip(l_i(W) - l_i(V), -C, C)``.
         """
-        dask, _ = _dask()
-        rows = self._rows(idx)
-        references = dask.persist(*[dask.delayed(_block_reference, pure=False)(b, np.asarray(W), r)
-                                    for b, r in zip(self._blocks, rows)])
+        rows, blocks = self._rows(idx), self._blocks
+        references = blocks.keep([blocks.submit(_block_reference, k, np.asarray(W), r)
+                                  for k, r in enumerate(rows)])
         C = float(loss_clip)
 
         def decrease(V):
-            parts = dask.compute(*[
-                dask.delayed(_block_decrease, pure=False)(b, ref, np.asarray(V), C, r)
-                for b, ref, r in zip(self._blocks, references, rows)])
+            parts = blocks.gather([
+                blocks.submit(_block_decrease, k, ref, np.asarray(V), C, r)
+                for k, (ref, r) in enumerate(zip(references, rows))])
             return float(functools.reduce(np.add, parts))
 
         return decrease
@@ -457,8 +511,8 @@ class DaskNodes:
 
     Parameters
     ----------
-    shards : sequence
-        The persisted in-memory loss of each node's records.
+    shards : _Placement
+        The persisted in-memory loss of each node's records, where they live.
     """
 
     def __init__(self, shards):
@@ -489,10 +543,9 @@ class DaskNodes:
             The sum of each node's sampled clipped gradients plus its noise:
             nothing un-noised leaves a worker.
         """
-        dask, _ = _dask()
-        messages = dask.compute(*[
-            dask.delayed(_node_message, pure=False)(self._shards[i], W, int(seed), float(rate),
-                                                    float(clip_norm), base)
+        nodes = self._shards
+        messages = nodes.gather([
+            nodes.submit(_node_message, int(i), W, int(seed), float(rate), float(clip_norm), base)
             for i, W, seed, rate in zip(active, coefs, seeds, rates)])
         return np.stack(messages)
 

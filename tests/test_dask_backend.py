@@ -16,6 +16,8 @@ from distributed import Client, LocalCluster, get_task_stream
 from sklearn.datasets import make_classification
 
 from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression, DPMatrixSensing
+from skdp.linear_model import logistic_targets
+from skdp.losses import BinaryLogisticLoss, LinearDesign
 
 from conftest import load_adult
 
@@ -73,6 +75,16 @@ def _assert_same_fit(Estimator, params, data, dask_data, context):
     assert model.n_iter_ == memory.n_iter_
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_bound_block_reports_the_bytes_it_holds(sparse):
+    # what a Dask scheduler weighs before it moves or spills a bound block
+    X, y = _small(n=5000)
+    X = sp.csr_matrix(X) if sparse else X
+    loss = BinaryLogisticLoss(LinearDesign(X, True, 1.0), logistic_targets(y, 2))
+    rows = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if sparse else X.nbytes
+    assert dask.sizeof.sizeof(loss) >= rows + 2 * X.shape[0] * 8   # rows, norms, targets
+
+
 def test_guard_catches_a_gather():
     X = da.zeros((1000, 200), chunks=(250, 200))  # 1.6 MB
     with no_large_gather(), pytest.raises(AssertionError, match="gathered"):
@@ -90,9 +102,13 @@ def test_adult_on_a_cluster_equals_the_in_memory_fit_without_gathering_X(client)
     Xd, yd = client.persist([Xd, yd])                       # the blocks live on the workers
     memory = DPLogisticRegression(random_state=0, accountant=BudgetAccountant()).fit(X, y)
     accountant = BudgetAccountant()
-    with no_large_gather():
+    with get_task_stream(client) as stream, no_large_gather():
         model = DPLogisticRegression(random_state=0, accountant=accountant).fit(Xd, yd)
     assert Xd.numblocks[0] >= 4
+    # every query ran where its block was bound: no bound block moved between workers
+    queries = [task for task in stream.data if key_split(task["key"]) == "call"]
+    assert len(queries) == 4 * model.n_iter_
+    assert not [ss for task in queries for ss in task["startstops"] if ss["action"] == "transfer"]
     np.testing.assert_allclose(model.coef_, memory.coef_, rtol=0, atol=1e-8)
     np.testing.assert_allclose(model.intercept_, memory.intercept_, rtol=0, atol=1e-8)
     assert model.n_iter_ == memory.n_iter_ and len(accountant.spends) == 1

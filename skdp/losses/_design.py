@@ -124,6 +124,21 @@ def _scaled_rows(X):
     return norms, unit
 
 
+def nbytes_of(value):
+    """Bytes of the arrays in ``value`` (an array, a sparse matrix, or a dict, list or
+    tuple of them; anything else counts 0)."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if sp.issparse(value):
+        return sum(getattr(value, name).nbytes for name in ("data", "indices", "indptr")
+                   if hasattr(value, name))
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(nbytes_of(item) for item in value)
+    return 0
+
+
 def _l2_row_norms(X):
     """L2 norm of every row, in float64, accurate for any finite row; no copy of X."""
     if sp.issparse(X):
@@ -234,6 +249,11 @@ class LinearDesign:
             else feature_norms
         self._l1_feature_norms = None
         self._inverse_norms = {}
+
+    def __sizeof__(self):
+        # X and the per-row arrays: what moving this object between processes
+        # ships (a Dask scheduler weighs that before moving a bound block)
+        return object.__sizeof__(self) + nbytes_of(vars(self))
 
     @property
     def n_params(self):

@@ -18,9 +18,12 @@ product ``||r|| * rownorm``, which overflows for huge rows, nor as
 residual vector's norm is computed without overflow or underflow.
 """
 
+import sys
+
 import numpy as np
 
 from ._batch_sums import BatchSums
+from ._design import nbytes_of
 
 __all__ = ["GLMLoss", "clip_rows"]
 
@@ -127,6 +130,10 @@ class GLMLoss(BatchSums):
         self.design = design
         self.y = y
         self.n_samples = design.n_samples
+
+    def __sizeof__(self):
+        # the rows and targets it holds (see LinearDesign.__sizeof__)
+        return object.__sizeof__(self) + sys.getsizeof(self.design) + nbytes_of(self.y)
 
     @property
     def coef_shape(self):
