@@ -249,6 +249,8 @@ class LinearDesign:
             else feature_norms
         self._l1_feature_norms = None
         self._inverse_norms = {}
+        self._limits = None
+        self._XT = None
 
     def __sizeof__(self):
         # X and the per-row arrays: what moving this object between processes
@@ -366,6 +368,42 @@ class LinearDesign:
         which = which[pos]
         return pos, ext["unit"][which], ext["mult"][which]
 
+    def clip_limits(self, clip_norm, ord=2, idx=None):
+        """``clip_norm / row_norms(ord)`` and its negative (cached for the last clip_norm).
+
+        The largest residual magnitude each row can carry with a gradient of
+        norm at most ``clip_norm`` (0 for rows of norm 0, inf where the
+        inverse of a subnormal norm overflows).
+
+        Parameters
+        ----------
+        clip_norm : float
+            The per-example gradient bound.
+        ord : {1, 2}
+            The norm, as in :meth:`row_norms`.
+        idx : ndarray of int or None
+            Rows to use; None for all (the cache holds all rows).
+
+        Returns
+        -------
+        upper, lower : ndarray of shape (n_rows,), float64
+            The limits and their negatives. Data-dependent: not for release.
+        """
+        key = (float(clip_norm), ord)
+        cached = self._limits
+        if cached is None or cached[0] != key:
+            with np.errstate(invalid="ignore"):  # 0 * inf: a subnormal row at C = 0
+                upper = float(clip_norm) * self.inverse_row_norms(ord)
+            cached = self._limits = (key, upper, -upper)
+        _, upper, lower = cached
+        return (upper, lower) if idx is None else (upper[idx], lower[idx])
+
+    def _transposed(self):
+        """``X.T``, built once (a sparse transpose is an object per call otherwise)."""
+        if self._XT is None:
+            self._XT = self.X.T
+        return self._XT
+
     def _rows(self, idx):
         if idx is None:
             return self.X, self.row_scale
@@ -410,7 +448,7 @@ class LinearDesign:
                 Z_ext = Z_ext * (mult if Z_ext.ndim == 1 else mult[:, None])
             Z[pos] = np.clip(Z_ext, -_F64_MAX, _F64_MAX)
         if self.fit_intercept:
-            Z = Z + self.intercept_scale * W[d]
+            Z += self.intercept_scale * W[d]   # Z is this call's own array
             if extreme is not None:
                 Z[extreme[0]] = np.clip(Z[extreme[0]], -_F64_MAX, _F64_MAX)
         return Z
@@ -433,6 +471,7 @@ class LinearDesign:
             most ``||R_i|| ||[s_i x_i, c]||`` to its norm.
         """
         X, scale = self._rows(idx)
+        XT = self._transposed() if idx is None else X.T
         extreme = self.extreme_rows(idx)
         if scale is not None:
             R_scaled = R * (scale if R.ndim == 1 else scale[:, None])
@@ -442,9 +481,9 @@ class LinearDesign:
             R_scaled[extreme[0]] = 0.0  # (a copy: scale is set when rows are extreme)
         if self.dtype != np.float64 and not np.all(np.abs(R_scaled) < _NARROW_SAFE):
             # weights beyond float32's safe range: the pass in float64 (rare)
-            G_feat = np.asarray(X.T @ np.asarray(R_scaled, dtype=np.float64), dtype=np.float64)
+            G_feat = np.asarray(XT @ np.asarray(R_scaled, dtype=np.float64), dtype=np.float64)
         else:
-            G_feat = np.asarray(X.T @ R_scaled.astype(self.dtype, copy=False),
+            G_feat = np.asarray(XT @ R_scaled.astype(self.dtype, copy=False),
                                 dtype=np.float64)
         if extreme is not None:
             pos, unit, mult = extreme

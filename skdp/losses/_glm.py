@@ -53,7 +53,7 @@ def clip_rows(R, limit, ord=2):
         non-NaN input. No overflow or underflow in the norms.
     """
     if R.ndim == 1:
-        return np.copysign(np.minimum(np.abs(R), limit), R)
+        return np.maximum(np.minimum(R, limit), -limit)
     with np.errstate(over="ignore", invalid="ignore"):
         if ord == 2:
             norms = np.sqrt(np.einsum("ij,ij->i", R, R))
@@ -180,8 +180,11 @@ class GLMLoss(BatchSums):
         with np.errstate(over="ignore", invalid="ignore"):
             R = self._residuals(Z, self._y(idx))
         # rows of norm 0 (no intercept) have gradient 0: limit 0
-        limit = clip_norm * self.design.inverse_row_norms(norm, idx)
-        return clip_rows(R, limit, norm)
+        upper, lower = self.design.clip_limits(clip_norm, norm, idx)
+        if R.ndim == 1:  # clip_rows's scalar case, in place (R is this call's own array)
+            np.minimum(R, upper, out=R)
+            return np.maximum(R, lower, out=R)
+        return clip_rows(R, upper, norm)
 
     def clipped_grad_diff_sum(self, W, W_prev, clip_norm, idx=None, norm=2):
         r"""Sum of per-example gradient differences, each clipped to ``clip_norm``.

