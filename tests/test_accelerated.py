@@ -30,11 +30,13 @@ from skdp.losses import (
 from skdp.matrix_sensing import make_matrix_sensing
 from skdp.solvers import L2Penalty, PrivateQueries, ProblemSpec, available_solvers, get_solver
 from skdp.solvers.accelerated import (
+    BUDGET_STEPS_PER_RECORD,
     accelerated_schedule,
     bound_curve,
     log_weights,
     split_weights,
 )
+from skdp.solvers.gd import zcdp_rho
 
 SOLVERS = ["heavy_ball", "nesterov", "multistage_nesterov"]
 N, D, ALPHA = 2000, 5, 1e-2
@@ -263,7 +265,7 @@ def test_notes_figures_for_the_paper_setting():
 @pytest.mark.parametrize("delta", [0.0, 1e-5])
 @pytest.mark.parametrize("cap", [1, 7, 50, 1000])
 def test_t_selection_is_the_argmin_of_the_bound_within_the_cap(name, delta, cap):
-    spec = _spec(name, 0.5, delta, max_iter_cap=cap)
+    spec = _spec(name, 0.5, delta, max_iter_cap=cap, max_iter_rule="bound")
     plan = get_solver(name).plan(spec)
     assert 1 <= plan.n_iter <= cap
     bound = plan.details["bound"]
@@ -282,8 +284,36 @@ def test_t_selection_is_the_argmin_of_the_bound_within_the_cap(name, delta, cap)
 
 
 def test_t_selection_prefers_fewer_steps_at_smaller_epsilon():
-    T = [_plan("nesterov", eps, 1e-5).n_iter for eps in (0.05, 0.5, 5.0)]
-    assert T[0] < T[1] < T[2]
+    for rule in ("bound", "budget"):
+        T = [_plan("nesterov", eps, 1e-5, max_iter_rule=rule).n_iter for eps in (0.05, 0.5, 5.0)]
+        assert T[0] < T[1] < T[2], rule
+
+
+@pytest.mark.parametrize("name", SOLVERS)
+def test_the_default_t_follows_the_budget_on_full_batches_with_delta(name):
+    for eps, n in [(0.1, 5000), (1.0, 5000), (1.0, 60000), (0.01, 500)]:
+        plan = _plan(name, eps, 1e-5, n=n)
+        expected = BUDGET_STEPS_PER_RECORD * n * math.sqrt(zcdp_rho(eps, 1e-5))
+        assert plan.n_iter == min(max(round(expected), 10), 1000)
+        assert plan.details["bound"] is None
+        assert get_epsilon(plan.mechanism, 1e-5) <= eps
+    assert _plan(name, 1.0, 1e-5, n=60000, max_iter_cap=300).n_iter == 300
+    # pure DP (linear composition) and Poisson batches keep the bound's T
+    for kw in ({"delta": 0.0}, {"batch_size": 500}):
+        delta = kw.pop("delta", 1e-5)
+        auto = _plan(name, 1.0, delta, **kw)
+        assert auto.details["bound"] is not None
+        assert auto.n_iter == _plan(name, 1.0, delta, max_iter_rule="bound", **kw).n_iter
+
+
+def test_accelerated_defaults_beat_the_majority_class_on_reuters(reuters):
+    # the bound's T is 1 on Reuters (8315 features): the majority class (0.9457)
+    X, y, X_test, y_test = reuters
+    for name in ("nesterov", "heavy_ball"):
+        model = DPLogisticRegression(solver=name, epsilon=1.0, random_state=0,
+                                     accountant=BudgetAccountant()).fit(X, y)
+        assert model.n_iter_ >= 50
+        assert model.score(X_test, y_test) >= 0.955, name
 
 
 def test_max_iter_is_used_as_given():
@@ -491,12 +521,12 @@ def test_public_initial_value_is_the_loss_at_margin_zero(small_data, loss_cls, p
 
 
 def test_auto_initial_gap_is_the_specs_public_value():
-    auto = _plan("nesterov", 0.5, 1e-5)
+    auto = _plan("nesterov", 0.5, 1e-5, max_iter_rule="bound")
     assert auto.details["initial_gap"] == pytest.approx(math.log(2))
-    given = _plan("nesterov", 0.5, 1e-5, initial_gap=math.log(2))
+    given = _plan("nesterov", 0.5, 1e-5, initial_gap=math.log(2), max_iter_rule="bound")
     assert auto.n_iter == given.n_iter
     np.testing.assert_array_equal(auto.details["bound"], given.details["bound"])
-    one = _plan("nesterov", 0.5, 1e-5, initial_gap=1.0)
+    one = _plan("nesterov", 0.5, 1e-5, initial_gap=1.0, max_iter_rule="bound")
     assert one.n_iter > auto.n_iter  # a larger E_0 asks for more steps here
     three = _plan("nesterov", 0.5, 1e-5, n_classes=3)
     assert three.details["initial_gap"] == pytest.approx(math.log(3))
@@ -505,11 +535,12 @@ def test_auto_initial_gap_is_the_specs_public_value():
 def test_auto_initial_gap_is_1_without_a_public_value():
     # matrix sensing: random start, loss at the start depends on the data: no F(0)
     assert MatrixSensingLoss.public_constants(None)[2] is None
-    spec = _spec("nesterov", 0.5, 1e-5)
+    spec = _spec("nesterov", 0.5, 1e-5, max_iter_rule="bound")
     unknown = dataclasses.replace(spec, initial_value=None)
     plan = get_solver("nesterov").plan(unknown)
     assert plan.details["initial_gap"] == 1.0
-    assert plan.n_iter == _plan("nesterov", 0.5, 1e-5, initial_gap=1.0).n_iter
+    assert plan.n_iter == _plan("nesterov", 0.5, 1e-5, initial_gap=1.0,
+                                max_iter_rule="bound").n_iter
 
 
 # -- guards: refused before anything is spent ------------------------------------------
