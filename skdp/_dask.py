@@ -425,6 +425,16 @@ class DaskLoss:
             shards.append(self._blocks.anywhere(_bind_node, pieces, positions, self._recipe))
         return DaskNodes(_Placement(self._blocks.keep(shards)))
 
+    def gram_sum(self):
+        """``sum_i x_i x_i^T`` of the implicit rows: the sum over the blocks.
+
+        Returns
+        -------
+        ndarray of shape (n_params, n_params)
+            The Gram matrix (see the in-memory loss).
+        """
+        return self._sum("gram_sum", (), None)
+
     def hessian(self, W, hessian_clip=None, idx=None):
         """Sum of the per-example Hessians, each clipped to ``hessian_clip``.
 

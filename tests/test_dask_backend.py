@@ -121,7 +121,7 @@ def test_adult_on_a_cluster_equals_the_in_memory_fit_without_gathering_X(client)
 
 @pytest.mark.parametrize("Estimator", [DPLogisticRegression, DPLinearSVC])
 @pytest.mark.parametrize("params", [{"solver": "nesterov"}, {"solver": "line_search", "max_iter": 40},
-                                    {"classes": [0, 1, 2]}])
+                                    {"solver": "preconditioned_gd"}, {"classes": [0, 1, 2]}])
 def test_every_full_batch_solver_runs_unchanged_on_dask(Estimator, params):
     X, y = _small(n_classes=3)
     Xd, yd = da.from_array(X, chunks=(300, 4)), da.from_array(y, chunks=(500,))

@@ -30,6 +30,9 @@ from skdp.preprocessing import BoundedScaler, DPStandardScaler
                                                     penalty="elasticnet"),
                           skdp.DPLinearSVC(solver="dual_averaging", loss="hinge"),
                           skdp.DPLinearSVC(solver="dual_averaging", penalty="l1"),
+                          # the private quadratic majorizer (issue 20)
+                          skdp.DPLogisticRegression(solver="preconditioned_gd"),
+                          skdp.DPLinearSVC(solver="preconditioned_gd"),
                           # paper 000: DP-SPIDER with saddle escape
                           skdp.DPLogisticRegression(solver="rgda"),
                           skdp.DPLinearSVC(solver="rgda"),

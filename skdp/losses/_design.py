@@ -496,6 +496,28 @@ class LinearDesign:
             return np.concatenate([G_feat, [G_int]])
         return np.vstack([G_feat, G_int[None, :]])
 
+    def gram(self):
+        """``sum_i [s_i x_i, c] [s_i x_i, c]^T`` over all rows (the second moment, unweighted).
+
+        Returns
+        -------
+        G : ndarray of shape (n_params, n_params), float64, symmetric
+            Row ``i`` adds a term of Frobenius norm ``||[s_i x_i, c]||**2``.
+        """
+        if self.row_scale is not None or self._extreme is not None or sp.issparse(self.X):
+            return self.weighted_gram(np.ones(self.n_samples))
+        # dense rows used as they are: X.T @ X without a scaled copy of X
+        X = np.asarray(self.X, dtype=np.float64)
+        feat = X.T @ X
+        if not self.fit_intercept:
+            return 0.5 * (feat + feat.T)
+        d, c = self.n_features, self.intercept_scale
+        G = np.empty((d + 1, d + 1))
+        G[:d, :d] = 0.5 * (feat + feat.T)
+        G[:d, d] = G[d, :d] = c * X.sum(axis=0)
+        G[d, d] = c * c * self.n_samples
+        return G
+
     def weighted_gram(self, w, idx=None):
         """``sum_i w_i [s_i x_i, c] [s_i x_i, c]^T``: one pass, no ``n x d`` temporary beyond X.
 

@@ -490,6 +490,27 @@ class GLMLoss(BatchSums):
         h = self._curvatures(W, hessian_clip, idx)
         return self.design.weighted_sum(h * self.design.decision(V, idx), idx)
 
+    def gram_sum(self, idx=None):
+        """``sum_i x_i x_i^T`` of the implicit rows ``[s_i x_i, c]`` (after row clipping).
+
+        With ``data_norm`` set every row has norm at most ``row_bound``, so
+        one example moves the sum by a matrix of Frobenius norm at most
+        ``row_bound ** 2``: the sensitivity of the private second moment.
+
+        Parameters
+        ----------
+        idx : ndarray of int or None
+            Rows to use; None for all.
+
+        Returns
+        -------
+        G : ndarray of shape (n_params, n_params), float64, symmetric
+            The Gram matrix (intercept last), one pass over the rows.
+        """
+        if idx is None:
+            return self.design.gram()
+        return self.design.weighted_gram(np.ones(len(idx)), idx)
+
     def hessian(self, W, hessian_clip=None, idx=None):
         """``sum_i H_i`` as a dense ``(P, P)`` array, ``P = prod(coef_shape)`` (C order).
 

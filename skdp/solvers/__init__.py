@@ -20,6 +20,7 @@ from . import line_search  # noqa: F401  (registers 'line_search')
 from . import second_order  # noqa: F401  (registers 'second_order')
 from . import dual_averaging  # noqa: F401  (registers 'dual_averaging')
 from . import minimax  # noqa: F401  (registers 'rgda')
+from . import preconditioned  # noqa: F401  (registers 'preconditioned_gd')
 
 __all__ = [
     "L2Penalty",

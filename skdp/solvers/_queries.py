@@ -260,6 +260,51 @@ class PrivateQueries:
         base = self._spec.noise(noise_multiplier, 1.0)
         return self.batch(base, sampling_rate).noisy_gradient(W, noise_multiplier)
 
+    def noisy_gram(self, noise_multiplier):
+        r"""Noisy second moment of the rows, over ``n``: one Gaussian mechanism on the data.
+
+        .. math::
+
+            \tilde G = \frac{1}{n}\Big(\sum_i x_i x_i^\top + E\Big),
+
+        ``x_i = [s_i x_i, c]`` the implicit rows (intercept last), of norm at
+        most ``R = spec.row_bound``, so one example moves the sum by at most
+        ``R**2`` in Frobenius norm. The vector of the diagonal entries and of
+        ``sqrt 2`` times the entries above it has exactly the Frobenius norm,
+        so the symmetric ``E`` with ``E_jj ~ N(0, (z R^2)^2)`` and ``E_jk =
+        E_kj ~ N(0, (z R^2)^2 / 2)`` (j < k) is the Gaussian mechanism of
+        multiplier ``z`` on it.
+
+        Parameters
+        ----------
+        noise_multiplier : float
+            ``z``; the plan must provide for ``Gaussian(z)`` on the whole data.
+
+        Returns
+        -------
+        ndarray of shape (p, p)
+            :math:`\tilde G`, ``p = spec.coef_shape[0]`` (features plus intercept).
+
+        Raises
+        ------
+        ValueError
+            Without a public row bound (``data_norm``) or with ``delta = 0``.
+        """
+        spec = self._spec
+        if spec.row_bound is None:
+            raise ValueError("noisy_gram needs a public bound on the row norms: set data_norm.")
+        base = spec.noise(noise_multiplier, 1.0)
+        if base.sensitivity_norm != 2:
+            raise ValueError("noisy_gram needs Gaussian noise (delta > 0).")
+        self._consume(self.batch_cost(base, 1.0))
+        G = np.asarray(self._loss.gram_sum(), dtype=np.float64)
+        p = G.shape[0]
+        sigma = float(noise_multiplier) * float(spec.row_bound) ** 2
+        E = np.triu(self._rng.normal(0.0, sigma / np.sqrt(2.0), size=(p, p)), 1)
+        E = E + E.T
+        E[np.diag_indices(p)] = self._rng.normal(0.0, sigma, size=p)
+        return (G + E) / spec.n_samples
+
     def duals(self, ascent_step, ascent_steps):
         """The per-record duals of the loss's minimax form, held here, never released.
 

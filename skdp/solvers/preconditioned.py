@@ -1,0 +1,136 @@
+r"""Noisy gradient descent preconditioned by a private quadratic majorizer.
+
+A GLM's loss has a public bound :math:`\kappa` on its second derivative in
+the linear predictor (1/4 for the logistic loss, 1/2 in operator norm for
+the multinomial one, 1/h for the smoothed hinge), so its Hessian at every
+point is below :math:`\kappa \sum_i x_i x_i^\top` (Böhning and Lindsay's
+bound [1]_ for the logistic loss). One release of the rows' second moment
+(:meth:`~skdp.solvers.PrivateQueries.noisy_gram`, a Gaussian mechanism of
+Frobenius sensitivity :math:`R^2`) therefore gives a preconditioner that
+majorizes the objective:
+
+.. math::
+
+    M = \kappa \big[\tilde G\big]_+ + (\lambda + \alpha) I, \qquad
+    W_{t+1} = W_t - M^{-1}\big(\tilde g_t + \nabla r(W_t)\big),
+
+with :math:`\tilde G` the noisy second moment over n (its negative
+eigenvalues set to 0), :math:`\tilde g_t` the noisy mean clipped gradient,
+:math:`r` the penalty (smoothness :math:`\alpha`) and :math:`\lambda` the
+spectral size of the Gram noise, :math:`\lambda = c\,\kappa\,\sigma
+\sqrt{2p} / n` (``damping`` c, noise scale :math:`\sigma = z R^2`, p
+parameters): a ridge that keeps the noise's directions from taking long
+steps. Each step is a Newton step on the majorizer, so ill-conditioned
+features (scales far apart) cost no extra steps, and a few tens of steps do
+what gradient descent needs hundreds for.
+
+Privacy: ``Composed([Gaussian(share * z), Repeated(Gaussian(z), T)])`` on
+the whole data (zero-out neighbours, n public), calibrated by the accountant
+for (epsilon, delta); ``delta > 0`` and ``data_norm`` are required (the
+Gram's sensitivity is :math:`R^2`, R the public row bound).
+
+References
+----------
+.. [1] D. Böhning and B. G. Lindsay, "Monotonicity of quadratic-approximation
+   algorithms", Ann. Inst. Statist. Math. 40, 1988.
+.. [2] C. Dwork, K. Talwar, A. Thakurta and L. Zhang, "Analyze Gauss: optimal
+   bounds for privacy-preserving principal component analysis", STOC 2014
+   (the Gaussian mechanism on a second-moment matrix).
+"""
+
+import functools
+import math
+
+import numpy as np
+
+from ..accounting import Composed, Repeated, calibrate, noise_mechanism
+from ..validation import POSITIVE
+from ._base import Plan, Solver, SolverResult
+from ._registry import register_solver
+
+__all__ = ["PreconditionedGD"]
+
+#: steps when ``max_iter`` is None. Chosen on validation splits (a quarter of
+#: Adult's training part; the first 40,000 / next 10,000 training rows of the
+#: ill-conditioned imbalanced set of ``benchmarks/defaults.py``), seeds 0-2:
+#: Adult eps 0.1 / 1 accuracy 0.8245 / 0.8415 with 10 steps, 0.8298 / 0.8432 with
+#: 30, 0.8291 / 0.8418 with 100; the synthetic set's ROC AUC 0.935 / 0.958 with
+#: 10, 0.934 / 0.955 with 30, 0.937 / 0.954 with 100 (gd at its defaults: Adult
+#: 0.8299 / 0.8410).
+DEFAULT_STEPS = 30
+#: damping c of the ridge; same validation: Adult eps 0.1 0.8270 with 0.25,
+#: 0.8298 with 0.5; synthetic eps 1 AUC 0.955 with 0.25, 0.955 with 0.5, 0.953
+#: with 1.
+DEFAULT_DAMPING = 0.5
+
+
+@functools.lru_cache(maxsize=256)
+def _calibrated(n_steps, share, epsilon, delta):
+    """The common multiplier of ``Composed([Gaussian(share z), Repeated(Gaussian(z), T)])``."""
+    make = noise_mechanism(delta, 1.0)
+    return calibrate(lambda z: Composed([make(z * share), Repeated(make(z), n_steps)]),
+                     epsilon, delta)
+
+
+class PreconditionedGD(Solver):
+    """Noisy gradient descent preconditioned by a private quadratic majorizer.
+
+    Options (``solver_params``)
+    ---------------------------
+    damping : float, default=0.5
+        ``c`` of the ridge :math:`\\lambda = c\\,\\kappa\\,\\sigma\\sqrt{2p}/n`
+        added to the noisy majorizer (the spectral size of its noise is
+        about :math:`\\kappa\\sigma\\sqrt{2p}/n`).
+    gram_noise_share : float, default=1.0
+        Noise multiplier of the second moment relative to each gradient's.
+    """
+
+    name = "preconditioned_gd"
+    paper = ("skdp: quadratic majorizer (Böhning and Lindsay 1988) from a private "
+             "second moment (Gaussian mechanism)")
+    requires = frozenset({"gradient", "smooth", "convex", "penalty:smooth"})
+    options = {"damping": DEFAULT_DAMPING, "gram_noise_share": 1.0}
+    option_constraints = {"damping": [POSITIVE], "gram_noise_share": [POSITIVE]}
+
+    def plan(self, spec):
+        """Steps and the common noise multiplier of the Gram and the gradients (public)."""
+        if spec.delta <= 0:
+            raise ValueError(
+                "solver 'preconditioned_gd' releases a noisy second moment with Gaussian "
+                "noise and needs delta > 0; use solver='gd' for pure epsilon-DP (delta=0).")
+        if spec.row_bound is None or spec.smoothness is None:
+            raise ValueError(
+                "solver 'preconditioned_gd' needs a public bound on the row norms (the "
+                "second moment's sensitivity and the loss's curvature bound): set data_norm.")
+        if spec.sampling_rate < 1.0:
+            raise ValueError(
+                "solver 'preconditioned_gd' runs on full batches; leave batch_size=None.")
+        T = DEFAULT_STEPS if spec.max_iter is None else int(spec.max_iter)
+        share = float(spec.options["gram_noise_share"])
+        z = _calibrated(T, share, float(spec.epsilon), float(spec.delta))
+        mechanism = Composed([spec.noise(z * share, 1.0), Repeated(spec.noise(z, 1.0), T)])
+        return Plan(spec=spec, mechanism=mechanism, n_iter=T, noise_multiplier=z,
+                    details={"gram_noise_multiplier": z * share})
+
+    def solve(self, queries, plan):
+        """One noisy second moment, then ``T`` preconditioned noisy gradient steps."""
+        spec = plan.spec
+        z = plan.noise_multiplier
+        G = queries.noisy_gram(plan.details["gram_noise_multiplier"])
+        p = G.shape[0]
+        R2 = float(spec.row_bound) ** 2
+        kappa = float(spec.smoothness) / R2           # the loss's curvature bound
+        sigma = plan.details["gram_noise_multiplier"] * R2
+        ridge = float(spec.options["damping"]) * kappa * sigma * math.sqrt(2.0 * p) / spec.n_samples
+        values, vectors = np.linalg.eigh(G)
+        scale = kappa * np.maximum(values, 0.0) + ridge + (spec.penalty.smoothness or 0.0)
+        start = queries.initial_coef()
+        W = np.zeros(spec.coef_shape) if start is None else np.array(start, dtype=np.float64)
+        for _ in range(plan.n_iter):
+            g = queries.noisy_gradient(W, z) + spec.penalty.gradient(W)
+            step = vectors @ ((vectors.T @ g.reshape(p, -1)) / scale[:, None])
+            W = W - step.reshape(W.shape)
+        return SolverResult(coef=W, n_iter=plan.n_iter)
+
+
+register_solver(PreconditionedGD())

@@ -1,0 +1,120 @@
+"""preconditioned_gd: noisy gradient steps preconditioned by a private quadratic majorizer."""
+
+import types
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.metrics import roc_auc_score
+from sklearn.preprocessing import normalize
+
+from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression, DPMatrixSensing
+from skdp.accounting import Composed, Gaussian, Repeated, get_epsilon
+from skdp.losses import BinaryLogisticLoss, LinearDesign
+from skdp.solvers import PrivateQueries, available_solvers
+
+
+def ill_conditioned(n=60000, d=20):
+    """The ill-conditioned, imbalanced set of issue 20 (first 50,000 rows train)."""
+    rng = np.random.default_rng(0)
+    s = np.logspace(0, -2, d)
+    X = normalize(rng.standard_normal((n, d)) * s + 0.5 * s)
+    w = rng.standard_normal(d) / s * 0.6
+    z = X @ w
+    y = (rng.random(n) < 1 / (1 + np.exp(-4 * (z - np.quantile(z, 0.9))))).astype(int)
+    return X[:50000], y[:50000], X[50000:], y[50000:]
+
+
+def _gram_queries(X, z, n_queries):
+    loss = BinaryLogisticLoss(LinearDesign(X, True, 1.0), np.zeros(len(X)))
+    spec = types.SimpleNamespace(n_samples=len(X), row_bound=np.sqrt(2.0), sampling_rate=1.0,
+                                 noise=lambda m, rate=None: Gaussian(m))
+    plan = types.SimpleNamespace(spec=spec, adaptive=False,
+                                 mechanism=Repeated(Gaussian(z), n_queries))
+    return PrivateQueries(loss, plan, np.random.default_rng(0)), loss
+
+
+def test_the_noisy_second_moment_is_the_gaussian_mechanism_on_its_upper_triangle():
+    X = normalize(np.random.default_rng(1).normal(size=(50, 3)))
+    z, n_draws = 0.7, 4000
+    queries, loss = _gram_queries(X, z, n_draws)
+    exact = loss.gram_sum() / len(X)
+    np.testing.assert_allclose(exact, np.vstack([np.c_[X.T @ X, X.sum(0)],
+                                                 np.r_[X.sum(0), len(X)]]) / len(X))
+    noise = np.array([queries.noisy_gram(z) for _ in range(n_draws)]) - exact
+    assert np.allclose(noise, noise.transpose(0, 2, 1))            # symmetric
+    sigma = z * 2.0 / len(X)                                       # z R^2 / n, R^2 = 2
+    diag = noise[:, np.arange(4), np.arange(4)]
+    off = noise[:, np.triu_indices(4, 1)[0], np.triu_indices(4, 1)[1]]
+    # variances sigma^2 on the diagonal and sigma^2 / 2 above it (Frobenius sensitivity)
+    np.testing.assert_allclose(diag.var(axis=0) / sigma ** 2, 1.0, atol=0.1)
+    np.testing.assert_allclose(off.var(axis=0) / sigma ** 2, 0.5, atol=0.05)
+    with pytest.raises(Exception, match="plan does not provide"):
+        queries.noisy_gram(z)                                      # the plan is spent
+
+
+def test_the_fit_is_charged_one_second_moment_and_t_gradients():
+    X, y = make_classification(n_samples=3000, n_features=6, random_state=0)
+    accountant = BudgetAccountant()
+    model = DPLogisticRegression(solver="preconditioned_gd", epsilon=0.7, random_state=0,
+                                 accountant=accountant).fit(X, y)
+    charged = accountant.spends[0].mechanism
+    assert isinstance(charged, Composed) and model.n_iter_ == 30
+    gram, steps = charged.mechanisms
+    assert isinstance(gram, Gaussian) and steps.count == 30
+    assert get_epsilon(charged, 1e-5) == pytest.approx(0.7, rel=1e-3)
+    assert get_epsilon(charged, 1e-5) <= 0.7 * (1 + 1e-9)
+
+
+def test_ill_conditioned_imbalanced_set_needs_no_extra_steps():
+    X, y, X_test, y_test = ill_conditioned()
+    for epsilon, auc_floor in ((1.0, 0.945), (0.1, 0.925)):
+        aucs = [roc_auc_score(y_test, DPLogisticRegression(
+            solver="preconditioned_gd", epsilon=epsilon, random_state=seed,
+            accountant=BudgetAccountant()).fit(X, y).decision_function(X_test))
+            for seed in range(3)]
+        assert np.mean(aucs) >= auc_floor, epsilon
+    # gd at its defaults (500 steps at eps 1) is far from it: the conditioning
+    gd = DPLogisticRegression(solver="gd", epsilon=1.0, random_state=0,
+                              accountant=BudgetAccountant()).fit(X, y)
+    assert roc_auc_score(y_test, gd.decision_function(X_test)) < 0.935
+
+
+def test_adult_matches_tuned_peers_in_thirty_steps(adult):
+    X, y, X_test, y_test = adult
+    for Estimator in (DPLogisticRegression, DPLinearSVC):
+        scores = [Estimator(solver="preconditioned_gd", epsilon=1.0, random_state=seed,
+                            accountant=BudgetAccountant()).fit(X, y).score(X_test, y_test)
+                  for seed in range(3)]
+        assert np.mean(scores) >= 0.848, Estimator.__name__
+
+
+def test_multiclass_and_float32_rows():
+    X, y = make_classification(n_samples=4000, n_features=8, n_informative=5, n_classes=3,
+                               random_state=0)
+    X = normalize(X).astype(np.float32)
+    model = DPLogisticRegression(solver="preconditioned_gd", epsilon=2.0, random_state=0,
+                                 accountant=BudgetAccountant()).fit(X, y)
+    assert model.coef_.shape == (3, 8) and model.score(X, y) > 0.6
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"delta": 0.0}, "needs delta > 0"),
+    ({"batch_size": 100}, "full batches"),
+    ({"data_norm": None}, "set data_norm"),
+])
+def test_what_it_cannot_run_is_refused_before_the_charge(params, match):
+    X, y = make_classification(n_samples=500, n_features=4, random_state=0)
+    accountant = BudgetAccountant()
+    model = DPLogisticRegression(solver="preconditioned_gd", accountant=accountant, **params)
+    with pytest.raises(ValueError, match=match):
+        model.fit(X, y)
+    assert accountant.spends == []
+
+
+def test_offered_only_where_a_curvature_bound_exists():
+    assert "preconditioned_gd" in available_solvers(DPLogisticRegression())
+    assert "preconditioned_gd" in available_solvers(DPLinearSVC())          # smoothed hinge
+    assert "preconditioned_gd" not in available_solvers(DPLinearSVC(loss="hinge"))
+    assert "preconditioned_gd" not in available_solvers(DPLogisticRegression(penalty="l1"))
+    assert "preconditioned_gd" not in available_solvers(DPMatrixSensing())
