@@ -232,9 +232,14 @@ class PrivateEstimatorMixin(AccountedMixin):
         penalty = self._penalty().capabilities
         return frozenset(self._loss_capabilities()) | {f"penalty:{c}" for c in penalty}
 
-    def _resolve_solver(self):
+    def _auto_solver_name(self, n_samples, n_features):
+        """The solver ``solver='auto'`` takes for this shape (public quantities; override)."""
+        return self._auto_solver
+
+    def _resolve_solver(self, n_samples=None, n_features=None):
         valid = available_solvers(self)
-        name = self._auto_solver if self.solver == "auto" else self.solver
+        name = (self._auto_solver_name(n_samples, n_features) if self.solver == "auto"
+                else self.solver)
         if name not in valid:
             needs = ""
             try:
@@ -262,10 +267,7 @@ class PrivateEstimatorMixin(AccountedMixin):
 
     def _charged_fit(self, X, y):
         self._validate_params()
-        name = self._resolve_solver()
-        solver = get_solver(name)
-        if is_dask_collection(X):
-            self._check_dask_solver(solver)
+        name = self._resolve_solver()  # an unknown or unavailable solver is reported first
         accountant = self._accountant_in_force()
         key = seed_key(self.random_state)
         n, n_features = n_rows(X), n_columns(X)
@@ -273,6 +275,11 @@ class PrivateEstimatorMixin(AccountedMixin):
             # no usable metadata: data validation says what is wrong (costs nothing)
             X, y = self._validate_data(X, y)
             n, n_features = X.shape
+        if self.solver == "auto":
+            name = self._resolve_solver(n, n_features)  # the shape is public
+        solver = get_solver(name)
+        if is_dask_collection(X):
+            self._check_dask_solver(solver)
         warn_if_delta_voids_guarantee(self.delta, n, type(self).__name__, stacklevel=5)
         spec = self._problem_spec(solver, n, n_features, self._public_labels(y))
         plan = solver.plan(spec)  # once: this plan is what is checked and charged
@@ -322,7 +329,7 @@ class PrivateEstimatorMixin(AccountedMixin):
         """The mechanism a fit on ``n_samples`` x ``n_features`` with these labels
         would be charged (public quantities only; the parameters are validated)."""
         self._validate_params()
-        solver = get_solver(self._resolve_solver())
+        solver = get_solver(self._resolve_solver(n_samples, n_features))
         return solver.plan(self._problem_spec(solver, n_samples, n_features, labels)).mechanism
 
     def _problem_spec(self, solver, n_samples, n_features, labels):

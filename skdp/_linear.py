@@ -1,6 +1,7 @@
 """Shared base of the private linear classifiers (logistic regression, SVM)."""
 
 import numbers
+from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -13,11 +14,19 @@ from ._dask import DaskLoss, as_dask_arrays, dask_decision_function, is_dask_col
 from ._dask import public_labels as dask_public_labels
 from .losses import LinearDesign
 from .penalties import PENALTIES
+from .solvers import available_solvers
 from .validation import Interval, StrOptions
 
 __all__ = ["PrivateLinearClassifier"]
 
 #: the penalty parameters both linear classifiers take
+#: ``solver='auto'`` takes ``preconditioned_gd`` from this many rows (below, on
+#: scikit-learn's small sets, gd's budget rule did better; see
+#: ``PrivateLinearClassifier._auto_solver_name``) and up to this many parameters
+#: per output (its dense second moment).
+AUTO_MAJORIZER_MIN_ROWS = 5000
+AUTO_MAJORIZER_MAX_PARAMS = 1000
+
 PENALTY_CONSTRAINTS = {
     "penalty": [None, StrOptions(set(PENALTIES))],
     "l1_ratio": [Interval(numbers.Real, 0, 1, closed="both")],
@@ -239,6 +248,30 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         self.__dict__.pop("feature_names_in_", None)
         self.classes_ = classes
         return loss
+
+    def _auto_solver_name(self, n_samples, n_features):
+        """``'preconditioned_gd'`` where its private majorizer pays, else ``'gd'``.
+
+        From public quantities only: delta > 0 (its second moment is
+        Gaussian), full batches, a row bound (``data_norm``), a loss with a
+        curvature bound and a smooth penalty (the solver is available), at
+        least ``AUTO_MAJORIZER_MIN_ROWS`` rows and at most
+        ``AUTO_MAJORIZER_MAX_PARAMS`` parameters per output (the second
+        moment is dense: p**2 memory, one n p**2 pass, a p**3 eigensolve).
+        Measured on validation splits: the ill-conditioned imbalanced set
+        (50,000 rows) ROC AUC 0.955 against gd's 0.924 at eps 1; Adult
+        (32,561 rows) accuracy 0.8432 / 0.8298 against gd's 0.8410 / 0.8299 at
+        eps 1 / 0.1; scikit-learn's small sets (73-1258 inner training rows)
+        0.867 against gd's 0.873 (``benchmarks/defaults.py``).
+        """
+        if (n_samples is not None and n_samples >= AUTO_MAJORIZER_MIN_ROWS
+                and n_features is not None
+                and n_features + int(bool(self.fit_intercept)) <= AUTO_MAJORIZER_MAX_PARAMS
+                and isinstance(self.delta, Real) and self.delta > 0
+                and getattr(self, "batch_size", None) is None and self.data_norm is not None
+                and "preconditioned_gd" in available_solvers(self)):
+            return "preconditioned_gd"
+        return "gd"
 
     def _check_dask_solver(self, solver):
         """Every solver of the linear classifiers runs on the Dask back end."""

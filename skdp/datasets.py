@@ -1,4 +1,4 @@
-"""Public feature ranges of scikit-learn's small data sets, read from their documentation.
+"""Public feature ranges of scikit-learn's small data sets, and synthetic sets for benchmarks.
 
 A private pipeline needs bounds that do not come from the private values
 (:class:`skdp.preprocessing.BoundedScaler`). For scikit-learn's bundled
@@ -16,7 +16,7 @@ from sklearn import datasets as _sk_datasets
 
 from .matrix_sensing import make_matrix_sensing
 
-__all__ = ["documented_bounds", "make_matrix_sensing"]
+__all__ = ["documented_bounds", "make_ill_conditioned_classification", "make_matrix_sensing"]
 
 _LOADERS = {
     "breast_cancer": _sk_datasets.load_breast_cancer,
@@ -86,3 +86,48 @@ def documented_bounds(name):
     n_features = bunch.data.shape[1]
     read = _pixel_range_bounds if name == "digits" else _summary_table_bounds
     return read(bunch.DESCR, n_features)
+
+
+def make_ill_conditioned_classification(n_samples=60000, n_features=20, random_state=0):
+    """An imbalanced binary problem whose features' scales span two orders of magnitude.
+
+    The set on which skdp's defaults are checked against ill-conditioning:
+    feature ``j`` has scale ``s_j`` (``numpy.logspace(0, -2, n_features)``)
+    and mean ``0.5 s_j``, every row is scaled to unit L2 norm, the true
+    weights are ``N(0, 1) / s_j * 0.6`` (so every feature carries signal),
+    and a label is 1 with probability ``sigmoid(4 (z - q))``, ``z`` the true
+    score and ``q`` its 90th percentile (about 10 % positives). Gradient
+    descent needs many steps along the small-scale features; a preconditioned
+    solver does not.
+
+    Parameters
+    ----------
+    n_samples : int, default=60000
+        Number of rows (the defaults' checks train on the first 50,000).
+    n_features : int, default=20
+        Number of features.
+    random_state : int, default=0
+        Seed of ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+        Rows of unit L2 norm.
+    y : ndarray of shape (n_samples,)
+        Labels in {0, 1}.
+
+    Examples
+    --------
+    >>> from skdp.datasets import make_ill_conditioned_classification
+    >>> X, y = make_ill_conditioned_classification(n_samples=1000)
+    >>> X.shape, round(float(y.mean()), 1)
+    ((1000, 20), 0.1)
+    """
+    rng = np.random.default_rng(random_state)
+    s = np.logspace(0, -2, n_features)
+    X = rng.standard_normal((n_samples, n_features)) * s + 0.5 * s
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    w = rng.standard_normal(n_features) / s * 0.6
+    z = X @ w
+    y = (rng.random(n_samples) < 1 / (1 + np.exp(-4 * (z - np.quantile(z, 0.9))))).astype(int)
+    return X, y

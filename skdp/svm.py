@@ -69,7 +69,12 @@ class DPLinearSVC(PrivateLinearClassifier):
         epsilon-DP solver (Laplace noise).
     solver : str, default='auto'
         Name of a registered solver (see
-        :func:`skdp.solvers.available_solvers`); 'auto' picks ``'gd'``.
+        :func:`skdp.solvers.available_solvers`); 'auto' picks
+        ``'preconditioned_gd'`` (a private quadratic majorizer: 30 noisy
+        Newton-like steps) from 5,000 rows and up to 1,000 parameters per
+        output when ``delta > 0``, ``data_norm`` is set, ``batch_size`` is
+        None and the loss and penalty are smooth, else ``'gd'``; the choice
+        reads only public quantities and is recorded in ``solver_``.
         Solvers that need a smooth loss are only available with
         ``loss='squared_hinge'`` or ``'smooth_hinge'``.
     classes : array-like of shape (n_classes,) or None, default=None

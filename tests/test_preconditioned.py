@@ -10,18 +10,14 @@ from sklearn.preprocessing import normalize
 
 from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression, DPMatrixSensing
 from skdp.accounting import Composed, Gaussian, Repeated, get_epsilon
+from skdp.datasets import make_ill_conditioned_classification
 from skdp.losses import BinaryLogisticLoss, LinearDesign
 from skdp.solvers import PrivateQueries, available_solvers
 
 
-def ill_conditioned(n=60000, d=20):
-    """The ill-conditioned, imbalanced set of issue 20 (first 50,000 rows train)."""
-    rng = np.random.default_rng(0)
-    s = np.logspace(0, -2, d)
-    X = normalize(rng.standard_normal((n, d)) * s + 0.5 * s)
-    w = rng.standard_normal(d) / s * 0.6
-    z = X @ w
-    y = (rng.random(n) < 1 / (1 + np.exp(-4 * (z - np.quantile(z, 0.9))))).astype(int)
+def ill_conditioned():
+    """Issue 20's ill-conditioned imbalanced set: first 50,000 rows train, last 10,000 test."""
+    X, y = make_ill_conditioned_classification()
     return X[:50000], y[:50000], X[50000:], y[50000:]
 
 
