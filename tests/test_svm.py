@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.datasets import load_iris, make_classification
+from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import Normalizer
 
 from conftest import load_adult, load_reuters
@@ -234,10 +235,20 @@ def test_adult_default_accuracy():
     assert accuracy >= 0.840, accuracy
 
 
-def test_default_loss_is_the_best_measured_on_adult():
-    """Evidence for the default: smooth_hinge 0.8504, hinge 0.8501, squared_hinge 0.8388."""
-    means = {loss: np.mean(_adult_accuracy(loss)) for loss in HINGE_LOSSES}
-    assert means["smooth_hinge"] >= max(means.values()) - 1e-3, means
+def test_default_loss_is_within_noise_of_the_best_on_adult_validation():
+    """Evidence for the default, on a validation split of Adult's training part (eps 1).
+
+    Measured (5 seeds): hinge (gd) 0.8432, smooth_hinge (preconditioned_gd)
+    0.8427, squared_hinge 0.8391; the smoothed hinge also offers the smooth
+    solvers and fits in 30 steps.
+    """
+    X, y, _, _ = load_adult()
+    X_in, X_val, y_in, y_val = train_test_split(X, y, test_size=0.25, random_state=0,
+                                                stratify=y)
+    means = {loss: np.mean([DPLinearSVC(loss=loss, epsilon=1.0, random_state=s)
+                            .fit(X_in, y_in).score(X_val, y_val) for s in SEEDS])
+             for loss in ("hinge", "smooth_hinge", "squared_hinge")}
+    assert means["smooth_hinge"] >= max(means.values()) - 2e-3, means
     assert means["smooth_hinge"] >= means["squared_hinge"], means
 
 
