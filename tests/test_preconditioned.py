@@ -113,4 +113,5 @@ def test_offered_only_where_a_curvature_bound_exists():
     assert "preconditioned_gd" in available_solvers(DPLinearSVC())          # smoothed hinge
     assert "preconditioned_gd" not in available_solvers(DPLinearSVC(loss="hinge"))
     assert "preconditioned_gd" not in available_solvers(DPLogisticRegression(penalty="l1"))
+    assert "preconditioned_gd" not in available_solvers(DPLogisticRegression(penalty="nonconvex"))
     assert "preconditioned_gd" not in available_solvers(DPMatrixSensing())

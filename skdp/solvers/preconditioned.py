@@ -93,7 +93,7 @@ class PreconditionedGD(Solver):
     name = "preconditioned_gd"
     paper = ("skdp: quadratic majorizer (Böhning and Lindsay 1988) from a private "
              "second moment (Gaussian mechanism)")
-    requires = frozenset({"gradient", "smooth", "convex", "penalty:smooth"})
+    requires = frozenset({"gradient", "smooth", "convex", "penalty:smooth", "penalty:convex"})
     options = {"damping": DEFAULT_DAMPING, "gram_noise_share": DEFAULT_GRAM_SHARE,
                "average": DEFAULT_AVERAGE}
     option_constraints = {"damping": [POSITIVE], "gram_noise_share": [POSITIVE],
