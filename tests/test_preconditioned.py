@@ -108,6 +108,16 @@ def test_what_it_cannot_run_is_refused_before_the_charge(params, match):
     assert accountant.spends == []
 
 
+def test_high_dimension_is_refused_before_the_charge():
+    X, y = make_classification(n_samples=50, n_features=2001, random_state=0)
+    accountant = BudgetAccountant()
+    with pytest.raises(ValueError, match="limit is 2000"):
+        DPLogisticRegression(solver="preconditioned_gd", accountant=accountant).fit(X, y)
+    assert accountant.spends == []
+    auto = DPLogisticRegression(accountant=accountant).fit(X, y)      # auto: gd there
+    assert auto.solver_ == "gd"
+
+
 def test_offered_only_where_a_curvature_bound_exists():
     assert "preconditioned_gd" in available_solvers(DPLogisticRegression())
     assert "preconditioned_gd" in available_solvers(DPLinearSVC())          # smoothed hinge

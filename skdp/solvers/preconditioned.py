@@ -63,6 +63,10 @@ __all__ = ["PreconditionedGD"]
 #: 0.9482); the last iterate at T = 30, share 1: 0.8389 and 0.9411; T = 20,
 #: share 0.5: 0.8364 and 0.9493.
 DEFAULT_STEPS = 30
+#: largest number of parameters per output: the second moment is a dense p x p
+#: matrix (p**2 floats) eigendecomposed once (p**3 operations); Reuters' 8316
+#: took 100 s per fit (and released the majority class)
+MAX_PARAMS = 2000
 DEFAULT_DAMPING = 0.5
 DEFAULT_GRAM_SHARE = 0.5
 DEFAULT_AVERAGE = 0.5
@@ -109,6 +113,12 @@ class PreconditionedGD(Solver):
             raise ValueError(
                 "solver 'preconditioned_gd' needs a public bound on the row norms (the "
                 "second moment's sensitivity and the loss's curvature bound): set data_norm.")
+        p = spec.coef_shape[0]
+        if p > MAX_PARAMS:
+            raise ValueError(
+                f"solver 'preconditioned_gd' forms a dense second moment of the {p} "
+                f"parameters per output and eigendecomposes it (p**2 memory, p**3 time); "
+                f"its limit is {MAX_PARAMS}: use solver='gd' (or 'auto') in this dimension.")
         if spec.sampling_rate < 1.0:
             raise ValueError(
                 "solver 'preconditioned_gd' runs on full batches; leave batch_size=None.")
