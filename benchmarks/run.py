@@ -680,8 +680,9 @@ def scaling(config, estimators, notes, epsilon=1.0):
     rng = np.random.default_rng(1)
     for n in config.scaling_n:
         X, y = scaling_data(n, config.scaling_d)
-        warm = cls(epsilon=epsilon, delta=config.delta, random_state=0)
-        warm.fit(X[: min(n, 1000)], y[: min(n, 1000)])  # resolves solver='auto'
+        # one step on the same shape resolves solver='auto' (it reads the shape)
+        warm = cls(epsilon=epsilon, delta=config.delta, random_state=0, max_iter=1)
+        warm.fit(X, y)
 
         def make():
             return cls(epsilon=epsilon, delta=config.delta, random_state=0)

@@ -545,7 +545,12 @@ class LinearDesign:
             cross = np.asarray(Xd.T @ ws, dtype=np.float64).ravel()
         else:
             Xd = np.asarray(X, dtype=np.float64)
-            feat = (Xd * ws2[:, None]).T @ Xd
+            feat = np.zeros((Xd.shape[1], Xd.shape[1]))
+            # in blocks of rows: the weighted copy never exceeds 2**20 entries
+            step = max(1, (1 << 20) // max(1, Xd.shape[1]))
+            for start in range(0, Xd.shape[0], step):  # a loop over blocks, not examples
+                block = Xd[start:start + step]
+                feat += (block * ws2[start:start + step, None]).T @ block
             cross = Xd.T @ ws
         if extreme is not None:
             pos, unit, mult = extreme
