@@ -8,8 +8,9 @@ Run by hand (not a test: timings are noisy on shared machines)::
 A ``LocalCluster`` of 2 worker processes (1 thread each) generates dense
 float32 rows of unit norm on the workers (``dask.array.random``), labels from
 a fixed linear model with label noise, and keeps the blocks there
-(``persist``). ``DPLogisticRegression(epsilon=1, delta=1e-8, classes=[0, 1])`` then fits
-on the dask array: each query sends the public coefficients to the blocks and
+(``persist``). ``DPLogisticRegression(epsilon=1, delta=1e-8, classes=[0, 1],
+solver="gd")`` (the per-query path; the default at this shape is
+``preconditioned_gd``) then fits on the dask array: each query sends the public coefficients to the blocks and
 brings back one partial sum per block. The driver's peak memory during the
 fit is measured as the growth of its resident set (sampled every 5 ms). Where X fits in the
 driver's memory (``--in-memory-limit``, default 2 GB) the same rows are
@@ -88,6 +89,7 @@ def main(argv=None):
 
     def estimator():
         return DPLogisticRegression(epsilon=1.0, delta=1e-8, classes=[0, 1], random_state=0,
+                                    solver="gd",
                                     max_iter=args.max_iter, accountant=BudgetAccountant())
 
     rows, gathered = [], []
