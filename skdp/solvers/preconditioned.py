@@ -92,6 +92,9 @@ class PreconditionedGD(Solver):
     gram_noise_share : float, default=0.5
         Noise multiplier of the second moment relative to each gradient's
         (below 1: the one second moment gets more of the budget than a step).
+    average : float in [0, 1), default=0.5
+        Fraction of the last iterates averaged into the release (0: the
+        last iterate); post-processing, free.
     """
 
     name = "preconditioned_gd"
