@@ -57,6 +57,12 @@ _EXTREME = {np.dtype(np.float32): 2.0 ** 40, np.dtype(np.float64): 2.0 ** 200}
 _NARROW_SAFE = 2.0 ** 60
 
 
+#: a fused pass (:meth:`LinearDesign.fused_weighted_sum`) reads dense rows in
+#: blocks of about this many bytes, which stay in cache between the two
+#: products: one read of X per pass instead of two (1e6 x 100 float64: 0.087 s
+#: against 0.181 s for ``X @ w`` then ``X.T @ r``, blocks of 2048 rows)
+_FUSED_BLOCK_BYTES = 1 << 21
+
 #: a few sparse rows (one node's sample) are gathered into a dense array up
 #: to this many entries: scipy's fancy indexing costs far more than the products
 _DENSE_GATHER = 1 << 18
@@ -493,6 +499,72 @@ class LinearDesign:
             return G_feat
         G_int = self.intercept_scale * R.sum(axis=0)
         if R.ndim == 1:
+            return np.concatenate([G_feat, [G_int]])
+        return np.vstack([G_feat, G_int[None, :]])
+
+    def fused_rows(self, idx=None):
+        """Rows per block of a fused pass over all rows, or None where it does not apply.
+
+        A fused pass applies to dense C-ordered ``X`` read whole (``idx`` None)
+        without extreme rows, and when ``X`` spans more than one block;
+        elsewhere the two separate passes are as fast.
+        """
+        X = self.X
+        if (idx is not None or sp.issparse(X) or self._extreme is not None or not isinstance(X, np.ndarray)
+                or not X.flags.c_contiguous):
+            return None
+        rows = max(64, _FUSED_BLOCK_BYTES // max(1, self.n_features * X.itemsize))
+        return rows if self.n_samples > rows else None
+
+    def fused_weighted_sum(self, W, weights, rows):
+        """``weighted_sum(weights(decision(W)))`` in one pass over the rows, by blocks.
+
+        Each block's predictor, weights and weighted sum are computed while
+        the block is in cache (see :meth:`fused_rows`); the result equals the
+        two-pass form up to the order of the floating-point sums.
+
+        Parameters
+        ----------
+        W : ndarray of shape (n_params,) or (n_params, n_outputs)
+            Coefficients, as in :meth:`decision`.
+        weights : callable
+            ``weights(Z_block, rows_slice)`` returns the block's weights (an
+            array of the shape of ``Z_block`` that it owns), as ``R`` in
+            :meth:`weighted_sum`.
+        rows : int
+            Rows per block, from :meth:`fused_rows`.
+
+        Returns
+        -------
+        G : ndarray of shape (n_params,) or (n_params, n_outputs), float64
+            As :meth:`weighted_sum`.
+        """
+        X, d = self.X, self.n_features
+        coef = np.asarray(W[:d], dtype=self.dtype)
+        G_feat = np.zeros((d,) + np.shape(W)[1:])
+        G_int = 0.0
+        for start in range(0, self.n_samples, rows):
+            block = slice(start, min(start + rows, self.n_samples))
+            Xb = X[block]
+            Z = np.asarray(Xb @ coef, dtype=np.float64)
+            s = None if self.row_scale is None else self.row_scale[block]
+            if s is not None:
+                Z *= s if Z.ndim == 1 else s[:, None]
+            if self.fit_intercept:
+                Z += self.intercept_scale * W[d]
+            R = weights(Z, block)
+            if self.fit_intercept:
+                G_int = G_int + R.sum(axis=0)
+            if s is not None:
+                R = R * (s if R.ndim == 1 else s[:, None])
+            if self.dtype != np.float64 and not np.all(np.abs(R) < _NARROW_SAFE):
+                G_feat += np.asarray(Xb.T @ R, dtype=np.float64)
+            else:
+                G_feat += Xb.T @ R.astype(self.dtype, copy=False)
+        if not self.fit_intercept:
+            return G_feat
+        G_int = self.intercept_scale * np.asarray(G_int, dtype=np.float64)
+        if G_feat.ndim == 1:
             return np.concatenate([G_feat, [G_int]])
         return np.vstack([G_feat, G_int[None, :]])
 

@@ -173,6 +173,10 @@ class GLMLoss(BatchSums):
             example contributes a term of norm at most ``clip_norm``, so one
             example changes the sum by at most ``clip_norm`` whatever its data.
         """
+        rows = self.design.fused_rows(idx)
+        if rows is not None:
+            return self.design.fused_weighted_sum(
+                W, lambda Z, block: self._clipped_residuals(Z, block, clip_norm, norm), rows)
         R = self._clipped_residuals(self.design.decision(W, idx), idx, clip_norm, norm)
         return self.design.weighted_sum(R, idx)
 
