@@ -435,6 +435,16 @@ class DaskLoss:
         """
         return self._sum("gram_sum", (), None)
 
+    def gram_diagonal_sum(self):
+        """Diagonal of :meth:`gram_sum`: the sum over the blocks.
+
+        Returns
+        -------
+        ndarray of shape (n_params,)
+            The per-parameter second moments (see the in-memory loss).
+        """
+        return self._sum("gram_diagonal_sum", (), None)
+
     def hessian(self, W, hessian_clip=None, idx=None):
         """Sum of the per-example Hessians, each clipped to ``hessian_clip``.
 

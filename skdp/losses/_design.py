@@ -590,6 +590,44 @@ class LinearDesign:
         G[d, d] = c * c * self.n_samples
         return G
 
+    def gram_diagonal(self, idx=None):
+        """Diagonal of :meth:`gram`: ``sum_i [s_i x_i, c]_j ** 2`` per parameter, one pass.
+
+        Parameters
+        ----------
+        idx : ndarray of int or None
+            Rows to use; None for all.
+
+        Returns
+        -------
+        ndarray of shape (n_params,), float64
+            Row ``i`` adds a vector of L2 norm at most ``||[s_i x_i, c]||**2``.
+        """
+        X, scale = self._rows(idx)
+        # rows scaled before squaring: an extreme row (scale 0) must not overflow
+        if sp.issparse(X):
+            Xd = sp.csr_matrix(X, dtype=np.float64)
+            if scale is not None:
+                Xd = sp.diags(scale) @ Xd
+            feat = np.asarray(Xd.multiply(Xd).sum(axis=0), dtype=np.float64).ravel()
+        else:
+            feat = np.zeros(self.n_features)
+            step = max(1, (1 << 20) // max(1, self.n_features))
+            for start in range(0, X.shape[0], step):  # blocks of rows, not examples
+                block = np.asarray(X[start:start + step], dtype=np.float64)
+                if scale is not None:
+                    block = block * scale[start:start + step, None]
+                feat += np.einsum("ij,ij->j", block, block)
+        extreme = self.extreme_rows(idx)
+        if extreme is not None:
+            _, unit, mult = extreme
+            U = unit.toarray() if sp.issparse(unit) else np.asarray(unit)
+            with np.errstate(over="ignore"):
+                feat = feat + (U * U).T @ (mult * mult)
+        if not self.fit_intercept:
+            return feat
+        return np.append(feat, self.intercept_scale ** 2 * X.shape[0])
+
     def weighted_gram(self, w, idx=None):
         """``sum_i w_i [s_i x_i, c] [s_i x_i, c]^T``: one pass, no ``n x d`` temporary beyond X.
 

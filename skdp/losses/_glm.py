@@ -515,6 +515,23 @@ class GLMLoss(BatchSums):
             return self.design.gram()
         return self.design.weighted_gram(np.ones(len(idx)), idx)
 
+    def gram_diagonal_sum(self, idx=None):
+        """Diagonal of :meth:`gram_sum` (``n_params`` values, one pass).
+
+        One example moves it by a vector of L2 norm at most ``row_bound ** 2``
+        (the diagonal of a matrix of that Frobenius norm).
+
+        Parameters
+        ----------
+        idx : ndarray of int or None
+            Rows to use; None for all.
+
+        Returns
+        -------
+        ndarray of shape (n_params,), float64
+        """
+        return self.design.gram_diagonal(idx)
+
     def hessian(self, W, hessian_clip=None, idx=None):
         """``sum_i H_i`` as a dense ``(P, P)`` array, ``P = prod(coef_shape)`` (C order).
 

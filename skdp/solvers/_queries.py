@@ -305,6 +305,40 @@ class PrivateQueries:
         E[np.diag_indices(p)] = self._rng.normal(0.0, sigma, size=p)
         return (G + E) / spec.n_samples
 
+    def noisy_gram_diagonal(self, noise_multiplier):
+        r"""Noisy diagonal of the rows' second moment, over ``n``: one Gaussian mechanism.
+
+        :math:`\tilde D_j = \frac{1}{n}\big(\sum_i x_{ij}^2 + E_j\big)`,
+        ``E_j ~ N(0, (z R^2)^2)``: one example moves the vector of the
+        :math:`x_{ij}^2` by at most :math:`\|x_i\|^2 \le R^2` in L2 norm.
+
+        Parameters
+        ----------
+        noise_multiplier : float
+            ``z``; the plan must provide for ``Gaussian(z)`` on the whole data.
+
+        Returns
+        -------
+        ndarray of shape (p,)
+            :math:`\tilde D`, ``p = spec.coef_shape[0]`` (features plus intercept).
+
+        Raises
+        ------
+        ValueError
+            Without a public row bound (``data_norm``) or with ``delta = 0``.
+        """
+        spec = self._spec
+        if spec.row_bound is None:
+            raise ValueError("noisy_gram_diagonal needs a public bound on the row norms: "
+                             "set data_norm.")
+        base = spec.noise(noise_multiplier, 1.0)
+        if base.sensitivity_norm != 2:
+            raise ValueError("noisy_gram_diagonal needs Gaussian noise (delta > 0).")
+        self._consume(self.batch_cost(base, 1.0))
+        D = np.asarray(self._loss.gram_diagonal_sum(), dtype=np.float64)
+        sigma = float(noise_multiplier) * float(spec.row_bound) ** 2
+        return (D + self._rng.normal(0.0, sigma, size=D.shape)) / spec.n_samples
+
     def duals(self, ascent_step, ascent_steps):
         """The per-record duals of the loss's minimax form, held here, never released.
 
