@@ -287,7 +287,7 @@ def test_the_plan_calibrates_planned_iterations_to_the_filter_budget():
                            loss_capabilities=frozenset({"gradient", "values"}), smoothness=0.5,
                            initial_value=None, penalty=L2Penalty(1e-4), clip_norm=1.0,
                            data_norm=1.0, epsilon=0.5, delta=delta, batch_size=3000,
-                           options=solver.check_options({}))
+                           options=solver.check_options({"gradient_noise_cap": None}))
         plan = solver.plan(spec)
         assert plan.adaptive and plan.n_iter == spec.options["planned_iter"]
         f = PrivacyFilter(0.5, delta, getattr(plan.mechanism, "order", None))
@@ -417,3 +417,64 @@ def test_gaussian_search_that_cannot_meet_epsilon_is_refused_before_the_charge()
     with pytest.raises(ValueError, match="log\\(max_backtracks\\)"):
         est.fit(X, y)
     assert acc.spent() == (0.0, 0.0)
+
+
+# --------------------------------------------------------------------------
+# High dimension: the noise-dominated regime (Reuters: 8315 sparse features)
+# --------------------------------------------------------------------------
+def _sparse_text_like(n=4000, d=4000, seed=0):
+    import scipy.sparse as sp
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.2).astype(int)
+    rows, cols = [], []
+    for i in range(n):
+        c = list(rng.choice(d, 8, replace=False))
+        if y[i]:
+            c += list(rng.choice(10, 3, replace=False))  # class 1's words among the first 10
+        rows += [i] * len(c)
+        cols += c
+    X = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, d))
+    X.data[:] = 1.0
+    return Normalizer().fit_transform(X), y
+
+
+@pytest.mark.parametrize("estimator", [DPLogisticRegression, DPLinearSVC])
+def test_high_dimensional_defaults_beat_the_majority_class(estimator):
+    # P z^2 / n^2 = 1.6 at planned_iter=300: the old offset a eta n ||g~||^2 was
+    # dominated by noise, no step passed the search and the fit stayed at the
+    # majority class (0.80); debiased offset and 46 planned iterations: ~0.98
+    X, y = _sparse_text_like()
+    Xt, yt = _sparse_text_like(seed=1)
+    majority = max(np.mean(yt), 1 - np.mean(yt))
+    est = estimator(solver="line_search", epsilon=1.0, random_state=0,
+                    accountant=BudgetAccountant()).fit(X, y)
+    assert est.n_iter_ < 100
+    assert est.score(Xt, yt) > majority + 0.1
+    old = estimator(solver="line_search", epsilon=1.0, random_state=0,
+                    accountant=BudgetAccountant(),
+                    solver_params={"armijo_norm": "noisy", "gradient_noise_cap": None})
+    assert old.fit(X, y).score(Xt, yt) < majority + 0.01
+
+
+def test_noise_cap_rule_is_public_and_leaves_low_dimensions_alone():
+    solver = get_solver("line_search")
+
+    def plan(n, d, **options):
+        spec = ProblemSpec(n_samples=n, coef_shape=(d,),
+                           loss_capabilities=frozenset({"gradient", "values"}), smoothness=0.5,
+                           initial_value=None, penalty=L2Penalty(1e-4), clip_norm=1.0,
+                           data_norm=1.0, epsilon=1.0, delta=DELTA, batch_size=None,
+                           options=solver.check_options(options))
+        return solver.plan(spec)
+
+    low = plan(24420, 124)
+    assert low.n_iter == 300 and not low.details["debiased"]
+    high = plan(5827, 8316)
+    assert 40 <= high.n_iter <= 50 and high.details["debiased"]
+    assert LineSearchRatio(high) == pytest.approx(0.25, rel=0.05)
+    off = plan(5827, 8316, gradient_noise_cap=None)
+    assert off.n_iter == 300 and not off.details["debiased"]
+
+
+def LineSearchRatio(plan):  # noqa: N802
+    return get_solver("line_search").gradient_noise_ratio(plan.spec, plan.noise_multiplier)

@@ -77,6 +77,9 @@ from ._registry import register_solver
 
 __all__ = ["LineSearch"]
 
+#: Fewest planned iterations the ``gradient_noise_cap`` rule leaves.
+MIN_PLANNED_ITER = 10
+
 
 def _angle(u, v):
     """Angle in degrees between two arrays (90 when one is zero)."""
@@ -193,6 +196,37 @@ class LineSearch(Solver):
         Release the mean of the iterates after the first ``1 - average``
         fraction of the planned iterations (post-processing: free); 0
         releases the last iterate (paper 002).
+    gradient_noise_cap : float or None, default=0.25
+        High-dimension rule, from public quantities only. With ``P`` the
+        number of parameters, ``m`` the expected batch size and ``z`` the
+        noise multiplier calibrated for ``planned_iter``, one noisy mean
+        gradient carries noise of expected squared norm ``r C^2``,
+        ``r = P z^2 / m^2`` (twice that for Laplace noise; see
+        :meth:`gradient_noise_ratio`), against a true gradient of norm at
+        most ``C``. When ``r`` exceeds the cap (and ``max_iter`` is unset),
+        the planned iterations shrink to ``max(10, planned_iter * cap / r)``
+        (recalibrated by the accountant, so ``r`` is about the cap) and the
+        Armijo offset is debiased (``armijo_norm='auto'``). On Reuters
+        (8315 sparse features, eps 1) ``r = 1.6`` at 300 iterations:
+        the offset ``a eta m ||g~||^2`` is then about ten times the true
+        decrease, no step passes except by the search's noise, ``eta0``
+        collapses and the fit predicts the majority class. Validation
+        accuracy (``train_test_split(test_size=0.25, random_state=0,
+        stratify=y)`` of reuters.trn, 3 seeds, ``/tmp/exp_ls/sweep.py``):
+        cap 0.15 / 0.25 / 0.5 / None give LR 0.947 / 0.952 / 0.950 / 0.931
+        (majority 0.931) and SVC 0.943 / 0.951 / 0.948 / 0.931; debiasing
+        alone (cap None) gives LR 0.944, SVC 0.938; 50 iterations without
+        debiasing stay at 0.931. Adult (``r`` = 0.0014 at eps 1, 0.096 at
+        eps 0.1) is unchanged. None disables the rule.
+    armijo_norm : {'auto', 'debiased', 'noisy'}, default='auto'
+        The squared gradient norm in the Armijo offset: ``'noisy'`` uses
+        ``||g~||^2`` (paper 002); ``'debiased'`` uses the post-processed
+        unbiased estimate ``max(||g~||^2 - P s^2, 0)`` of the true one,
+        ``s^2`` the public noise variance of one coordinate of ``g~``
+        (inverse-variance averaged after retries); ``'auto'`` debiases
+        exactly when the ``gradient_noise_cap`` rule applies. Debiasing at
+        small ``r`` lowers Adult at eps 0.1 (validation 0.830 -> 0.808),
+        hence ``'auto'``.
     """
 
     name = "line_search"
@@ -206,6 +240,7 @@ class LineSearch(Solver):
         "increase": 0.3, "max_retries": 3, "angle_max": 1.1, "angle_min": 0.5,
         "angle_decay": 0.8, "reset_every": 10, "reset_factor": 1.2,
         "adaptive_clipping": False, "clip_decay": 0.05, "average": 0.5,
+        "armijo_norm": "auto", "gradient_noise_cap": 0.25,
     }
     option_constraints = {
         "eta0": [StrOptions({"auto"}), POSITIVE],
@@ -229,6 +264,8 @@ class LineSearch(Solver):
         "adaptive_clipping": [Boolean],
         "clip_decay": [UNIT_INTERVAL_OPEN],
         "average": [UNIT_INTERVAL_RIGHT_OPEN],
+        "armijo_norm": [StrOptions({"auto", "debiased", "noisy"})],
+        "gradient_noise_cap": [None, POSITIVE],
     }
 
     def plan(self, spec):
@@ -247,31 +284,61 @@ class LineSearch(Solver):
                 "search_noise='laplace' for pure epsilon-DP (delta=0)."
             )
 
-        def planned(z):
+        def planned(z, T):
             one = _planned_iteration(spec, z, o["search_share"], o["max_backtracks"],
                                      gaussian_search)
             return Repeated(one, T)
 
         method = "pure" if spec.delta == 0 else "rdp"  # what the filter composes in
-        try:
-            z = calibrate(planned, spec.epsilon, spec.delta, method=method)
-        except ValueError as exc:
-            if not gaussian_search:
-                raise
-            raise ValueError(
-                f"line_search: the Gaussian search's privacy bound has a term log("
-                f"max_backtracks) / (order - 1) per search that no amount of noise removes, "
-                f"and {T} planned searches exceed epsilon={spec.epsilon:g} with it ({exc}). "
-                "Use search_noise='laplace' (the default), or fewer planned_iter or "
-                "max_backtracks."
-            ) from None
-        privacy_filter = PrivacyFilter.for_plan(planned(z), spec.epsilon, spec.delta)
+
+        def calibrated(T):
+            try:
+                return calibrate(lambda z: planned(z, T), spec.epsilon, spec.delta,
+                                 method=method)
+            except ValueError as exc:
+                if not gaussian_search:
+                    raise
+                raise ValueError(
+                    f"line_search: the Gaussian search's privacy bound has a term log("
+                    f"max_backtracks) / (order - 1) per search that no amount of noise "
+                    f"removes, and {T} planned searches exceed epsilon={spec.epsilon:g} with "
+                    f"it ({exc}). Use search_noise='laplace' (the default), or fewer "
+                    "planned_iter or max_backtracks."
+                ) from None
+
+        z = calibrated(T)
+        cap = o["gradient_noise_cap"]
+        noisy_regime = cap is not None and self.gradient_noise_ratio(spec, z) > cap
+        if spec.max_iter is None and noisy_regime:
+            # public rule: fewer iterations when one gradient's noise would swamp
+            # the largest possible signal (z^2 grows about linearly in T)
+            ratio = self.gradient_noise_ratio(spec, z)
+            T_cap = max(MIN_PLANNED_ITER, int(T * cap / ratio))
+            if T_cap < T:
+                T = T_cap
+                z = calibrated(T)
+        privacy_filter = PrivacyFilter.for_plan(planned(z, T), spec.epsilon, spec.delta)
         eta0 = (o["eta0_scale"] / spec.objective_smoothness if o["eta0"] == "auto"
                 else float(o["eta0"]))
         return Plan(spec=spec, mechanism=privacy_filter.mechanism, n_iter=T,
                     noise_multiplier=z, adaptive=True,
                     details={"eta0": eta0, "max_iter": spec.max_iter,
-                             "filter_order": privacy_filter.order})
+                             "filter_order": privacy_filter.order,
+                             "debiased": (o["armijo_norm"] == "debiased"
+                                          or (o["armijo_norm"] == "auto" and noisy_regime))})
+
+    @staticmethod
+    def gradient_noise_ratio(spec, noise_multiplier):
+        """``P s^2 / C^2``: one noisy gradient's expected squared noise norm over ``C^2``.
+
+        ``s^2`` is the noise variance of one coordinate of the mean gradient
+        (``(z C / m)^2``, twice that for Laplace noise), ``P`` the number of
+        parameters, ``m`` the expected batch size and ``C = clip_norm`` the
+        largest norm of the true mean gradient. Public.
+        """
+        factor = 2.0 if spec.delta == 0 else 1.0
+        m = spec.sampling_rate * spec.n_samples
+        return spec.n_params * factor * (noise_multiplier / m) ** 2
 
     def solve(self, queries, plan):
         """Run DP-BLSGD until the privacy filter admits no further iteration."""
@@ -284,6 +351,9 @@ class LineSearch(Solver):
         cap = plan.details["max_iter"]
         beta, armijo = o["backtrack"], o["armijo"]
         n_cand = o["max_backtracks"]
+        # variance of a Laplace coordinate is 2 b^2, of a Gaussian one sigma^2
+        noise_factor = 2.0 if spec.delta == 0 else 1.0
+        debiased = plan.details["debiased"]
         mean_angle = 90.0
         chosen = []
         previous = None
@@ -303,7 +373,8 @@ class LineSearch(Solver):
             g_data = batch.noisy_gradient(W, budgets.z, clip_norm=clip)
             g_sum, w_sum = g_data / var, 1.0 / var
             direction = g_data + penalty.gradient(W)
-            k = batch.above_threshold(W, self._candidates(W, direction, eta0, beta, n_cand,
+            sq = self._armijo_sq(direction, w_sum, m, noise_factor, debiased)
+            k = batch.above_threshold(W, self._candidates(W, direction, sq, eta0, beta, n_cand,
                                                           armijo, m, penalty),
                                       budgets.search(), loss_clip, o["clip_loss"])
             retries = 0
@@ -338,8 +409,9 @@ class LineSearch(Solver):
                 if not queries.affordable(search):
                     break
                 direction = g_sum / w_sum + penalty.gradient(W)
+                sq = self._armijo_sq(direction, w_sum, m, noise_factor, debiased)
                 k = queries.batch(search).above_threshold(
-                    W, self._candidates(W, direction, eta0, beta, n_cand, armijo,
+                    W, self._candidates(W, direction, sq, eta0, beta, n_cand, armijo,
                                         m, penalty), search, loss_clip, o["clip_loss"])
             if k is None:
                 continue
@@ -359,9 +431,22 @@ class LineSearch(Solver):
         return SolverResult(coef=tail_sum / n_tail if n_tail else W, n_iter=n_iter)
 
     @staticmethod
-    def _candidates(W, direction, eta0, beta, n_cand, armijo, m, penalty):
-        """The Armijo queries' candidates ``W - eta_k d`` and public offsets (lazy)."""
+    def _armijo_sq(direction, w_sum, m, noise_factor, debiased):
+        """The squared gradient norm in the Armijo offset (post-processing of ``direction``).
+
+        ``'noisy'``: ``||d||^2``. ``'debiased'``: ``max(||d||^2 - P s^2, f P s^2)``,
+        ``s^2 = noise_factor / (w_sum m^2)`` the public noise variance of one
+        coordinate of ``d`` and ``P`` its number of coordinates.
+        """
         sq = float(np.vdot(direction, direction))
+        if not debiased:
+            return sq
+        noise_sq = direction.size * noise_factor / (w_sum * m * m)
+        return max(sq - noise_sq, 0.0)
+
+    @staticmethod
+    def _candidates(W, direction, sq, eta0, beta, n_cand, armijo, m, penalty):
+        """The Armijo queries' candidates ``W - eta_k d`` and public offsets (lazy)."""
         reg = penalty.value(W)
         for k in range(n_cand):
             eta = eta0 * beta ** k
