@@ -1,88 +1,211 @@
-"""Fit time on Adult next to scikit-learn, and peak memory of a large dense fit.
+"""Fit time of the defaults next to scikit-learn's LogisticRegression, on the same input.
 
 Run by hand (not a test: timings are noisy on shared machines)::
 
-    python benchmarks/bench_logistic.py            # Adult timing + 1e6 x 100 memory
-    python benchmarks/bench_logistic.py --n-large 200000   # a smaller memory run
+    python benchmarks/bench_logistic.py                     # everything (about 20 minutes)
+    python benchmarks/bench_logistic.py --parts adult iteration
+    python benchmarks/bench_logistic.py --n-large 200000    # a smaller dense point
 
-Prints two Markdown tables. Peak memory is the peak of Python/numpy
-allocations (tracemalloc) during ``fit``, beside the size of X, and the growth
-of the process's peak resident set during the fit (catches non-numpy buffers).
+Every time is CPU time of the process (``time.process_time``: all BLAS threads
+counted), the median of ``--repeats`` runs, the contenders alternating run by
+run (A B A B ...) so that a slow spell of a shared machine hits both. Both
+sides get the same preprocessed input: rows scaled to unit L2 norm once,
+before the clock starts.
+
+Parts (Markdown tables):
+
+* ``adult``: Adult (32,561 x 123 CSR, unit rows), scikit-learn's
+  ``LogisticRegression(max_iter=1000)`` against ``DPLogisticRegression`` and
+  ``DPLinearSVC`` at their defaults (``solver='auto'``), epsilon 0.1 and 1.
+* ``large``: 1,000,000 x 100 dense unit rows from a logistic model (plus
+  200,000 test rows), scikit-learn's ``LogisticRegression()`` against the
+  defaults and against every solver ``available_solvers`` lists for
+  ``DPLogisticRegression``, epsilon 1, ``delta=1e-7`` (below 1/n; the default
+  1e-5 is not, and the estimator warns).
+* ``iteration``: one ``gd`` iteration against the floor of one ``X @ w`` plus
+  one ``X.T @ r``, dense and CSR, with one BLAS thread: the per-iteration cost
+  is the difference of fits of ``K + 10`` and 10 steps, over ``K``.
+* ``memory``: peak memory of the default fit at the large point.
 """
 
 import argparse
 import resource
 import time
 import tracemalloc
+import warnings
 from pathlib import Path
 
 import numpy as np
 from sklearn.datasets import load_svmlight_file
 from sklearn.linear_model import LogisticRegression
-from sklearn.preprocessing import Normalizer
+from sklearn.preprocessing import normalize
+from threadpoolctl import threadpool_limits
 
-from skdp import DPLogisticRegression
+from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression
+from skdp.solvers import available_solvers
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
-def _best_time(fit, repeats):
-    times = []
+def cpu_time(fit):
+    start = time.process_time()
+    model = fit()
+    return time.process_time() - start, model
+
+
+def alternating(contenders, repeats):
+    """``{name: (median CPU s, last model)}``, the contenders run in turn ``repeats`` times."""
+    times = {name: [] for name in contenders}
+    models = {}
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        model = fit()
-        times.append(time.perf_counter() - t0)
-    return min(times), float(np.median(times)), model
+        for name, fit in contenders.items():
+            elapsed, models[name] = cpu_time(fit)
+            times[name].append(elapsed)
+    return {name: (float(np.median(times[name])), models[name]) for name in contenders}
 
 
-def adult_timing(repeats):
+def adult(repeats):
     X, y = load_svmlight_file(str(DATA / "adult.trn.bz2"), n_features=123)
     Xt, yt = load_svmlight_file(str(DATA / "adult.tst.bz2"), n_features=123)
-    X, Xt = Normalizer().transform(X), Normalizer().transform(Xt)
+    X, Xt = normalize(X), normalize(Xt)
+    contenders = {"scikit-learn LogisticRegression(max_iter=1000)":
+                  lambda: LogisticRegression(max_iter=1000).fit(X, y)}
+    for Est in (DPLogisticRegression, DPLinearSVC):
+        for eps in (0.1, 1.0):
+            contenders[f"{Est.__name__}(epsilon={eps:g})"] = (
+                lambda Est=Est, eps=eps: Est(epsilon=eps, random_state=0,
+                                             accountant=BudgetAccountant()).fit(X, y))
+    results = alternating(contenders, repeats)
+    base = results["scikit-learn LogisticRegression(max_iter=1000)"][0]
+    print(f"\n### Adult (32,561 x 123 CSR, unit rows), CPU time, median of {repeats} "
+          "alternating runs\n")
+    print("| model | solver | n_iter | fit CPU (s) | / scikit-learn | test accuracy |")
+    print("|---|---|---|---|---|---|")
+    for name, (t, model) in results.items():
+        n_iter = int(np.max(model.n_iter_))
+        print(f"| {name} | {getattr(model, 'solver_', 'lbfgs')} | {n_iter} | {t:.3f} | "
+              f"{t / base:.2f}x | {model.score(Xt, yt):.4f} |")
+
+
+def large_data(n, d, n_test=200_000, seed=0):
+    """Dense unit rows, labels from a logistic model (a separable-ish, easy problem)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n + n_test, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    w = rng.standard_normal(d)
+    w *= 100.0 / np.linalg.norm(w)
+    y = (rng.random(n + n_test) < 1.0 / (1.0 + np.exp(-(X @ w)))).astype(int)
+    return X[:n], y[:n], X[n:], y[n:]
+
+
+def large(n, d, repeats, solver_repeats):
+    X, y, Xt, yt = large_data(n, d)
+    delta = 1e-7
+
+    def dp(solver):
+        return lambda: DPLogisticRegression(epsilon=1.0, delta=delta, solver=solver,
+                                            random_state=0,
+                                            accountant=BudgetAccountant()).fit(X, y)
+
+    sk = "scikit-learn LogisticRegression()"
+    results = alternating({sk: lambda: LogisticRegression().fit(X, y),
+                           "DPLogisticRegression defaults": dp("auto")}, repeats)
+    base, sk_model = results[sk]
+    sk_acc = sk_model.score(Xt, yt)
+    print(f"\n### {n:,} x {d} dense unit rows, epsilon 1, delta {delta:g}: defaults, CPU "
+          f"time, median of {repeats} alternating runs\n")
+    print("| model | solver | n_iter | fit CPU (s) | / scikit-learn | test accuracy | "
+          "- scikit-learn's |")
+    print("|---|---|---|---|---|---|---|")
+    for name, (t, model) in results.items():
+        acc = model.score(Xt, yt)
+        print(f"| {name} | {getattr(model, 'solver_', 'lbfgs')} | {int(np.max(model.n_iter_))} "
+              f"| {t:.2f} | {t / base:.2f}x | {acc:.4f} | {acc - sk_acc:+.4f} |", flush=True)
+    print(f"\nEvery solver `available_solvers(DPLogisticRegression)` lists, median of "
+          f"{solver_repeats} (scikit-learn: {base:.2f} s):\n")
+    print("| solver | n_iter | fit CPU (s) | / scikit-learn | test accuracy |")
+    print("|---|---|---|---|---|")
+    for solver in available_solvers(DPLogisticRegression):
+        times = []
+        for _ in range(solver_repeats):
+            t, model = cpu_time(dp(solver))
+            times.append(t)
+        t = float(np.median(times))
+        print(f"| {solver} | {int(np.max(model.n_iter_))} | {t:.2f} | {t / base:.2f}x | "
+              f"{model.score(Xt, yt):.4f} |", flush=True)
+
+
+def _floor(X, repeats):
+    w = np.linspace(-1.0, 1.0, X.shape[1])
+    r = np.linspace(-0.5, 0.5, X.shape[0])
+    times = []
+    for _ in range(repeats):
+        start = time.process_time()
+        X @ w
+        X.T @ r
+        times.append(time.process_time() - start)
+    return float(np.median(times))
+
+
+def iteration(repeats, n_dense=200_000, d_dense=100, steps=400):
+    X_adult, y_adult = load_svmlight_file(str(DATA / "adult.trn.bz2"), n_features=123)
+    X_dense, y_dense, _, _ = large_data(n_dense, d_dense, n_test=0)
     rows = []
-    for name, fit in [
-        ("sklearn LogisticRegression (non-private)", lambda: LogisticRegression(max_iter=1000).fit(X, y)),
-        ("skdp DPLogisticRegression eps=1", lambda: DPLogisticRegression(epsilon=1.0, random_state=0).fit(X, y)),
-        ("skdp DPLogisticRegression eps=0.1", lambda: DPLogisticRegression(epsilon=0.1, random_state=0).fit(X, y)),
-    ]:
-        best, med, model = _best_time(fit, repeats)
-        rows.append((name, best, med, model.score(Xt, yt)))
-    print(f"\nAdult (32561 x 123 CSR, unit-norm rows), best / median of {repeats} fits, one run:\n")
-    print("| model | best fit time (s) | median (s) | test accuracy |")
+    with threadpool_limits(limits=1):
+        for name, X, y in (("Adult CSR", normalize(X_adult).tocsr(), y_adult),
+                           (f"dense {n_dense:,} x {d_dense}", X_dense, y_dense)):
+            def fit(k, X=X, y=y):
+                return lambda: DPLogisticRegression(solver="gd", max_iter=k, random_state=0,
+                                                    accountant=BudgetAccountant()).fit(X, y)
+            res = alternating({"long": fit(steps + 10), "short": fit(10)}, repeats)
+            per_iter = (res["long"][0] - res["short"][0]) / steps
+            floor = _floor(X, 3 * repeats)
+            rows.append((name, per_iter, floor))
+    print(f"\n### One `gd` iteration against the floor (one BLAS thread, median of {repeats})\n")
+    print("| data | gd iteration (ms) | floor: X @ w + X.T @ r (ms) | ratio |")
     print("|---|---|---|---|")
-    for name, best, med, acc in rows:
-        print(f"| {name} | {best:.3f} | {med:.3f} | {acc:.4f} |")
+    for name, per_iter, floor in rows:
+        print(f"| {name} | {1e3 * per_iter:.2f} | {1e3 * floor:.2f} | {per_iter / floor:.2f}x |")
 
 
 def memory(n, d):
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((n, d))
-    X /= np.linalg.norm(X, axis=1, keepdims=True)
-    y = (X[:, 0] + 0.1 * rng.standard_normal(n) > 0).astype(int)
+    X, y, _, _ = large_data(n, d, n_test=0)
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     tracemalloc.start()
-    t0 = time.perf_counter()
-    DPLogisticRegression(epsilon=1.0, random_state=0).fit(X, y)
-    elapsed = time.perf_counter() - t0
+    start = time.perf_counter()
+    DPLogisticRegression(epsilon=1.0, delta=1e-7, random_state=0).fit(X, y)
+    elapsed = time.perf_counter() - start
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(f"\nDense {n} x {d} float64 fit (X = {X.nbytes / 2**20:.0f} MiB):\n")
+    print(f"\n### Memory of the default fit, {n:,} x {d} dense float64 "
+          f"(X = {X.nbytes / 2**20:.0f} MiB)\n")
     print("| X (MiB) | extra peak, tracemalloc (MiB) | (X + extra) / X | "
-          "process peak RSS growth during fit (MiB) | fit time (s) |")
+          "process peak RSS growth during fit (MiB) | fit wall time (s) |")
     print("|---|---|---|---|---|")
-    print(f"| {X.nbytes / 2**20:.0f} | {peak / 2**20:.1f} | {(X.nbytes + peak) / X.nbytes:.3f} | "
-          f"{max(0, rss_after - rss_before) / 2**20:.1f} | {elapsed:.1f} |")
+    print(f"| {X.nbytes / 2**20:.0f} | {peak / 2**20:.1f} | {(X.nbytes + peak) / X.nbytes:.3f} "
+          f"| {max(0, rss_after - rss_before) / 2**20:.1f} | {elapsed:.1f} |")
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--parts", nargs="+", default=["adult", "large", "iteration", "memory"],
+                        choices=["adult", "large", "iteration", "memory"])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--solver-repeats", type=int, default=1,
+                        help="runs per listed solver at the large point (slow solvers)")
     parser.add_argument("--n-large", type=int, default=1_000_000)
     parser.add_argument("--d-large", type=int, default=100)
-    args = parser.parse_args()
-    adult_timing(args.repeats)
-    memory(args.n_large, args.d_large)
+    args = parser.parse_args(argv)
+    warnings.simplefilter("ignore")
+    if "adult" in args.parts:
+        adult(args.repeats)
+    if "large" in args.parts:
+        large(args.n_large, args.d_large, args.repeats, args.solver_repeats)
+    if "iteration" in args.parts:
+        iteration(args.repeats)
+    if "memory" in args.parts:
+        memory(args.n_large, args.d_large)
 
 
 if __name__ == "__main__":

@@ -460,20 +460,25 @@ def test_iterations_follow_eq_3_1_and_4_1(name):
     target = np.linspace(-1.0, 2.0, 4)
     solver = get_solver(name)
     options = {"first_stage_length": 5} if name == "multistage_nesterov" else {}
-    spec = ProblemSpec(
-        n_samples=n, coef_shape=(4,), loss_capabilities=frozenset({"gradient", "smooth",
-                                                                   "convex"}),
-        smoothness=1.0, initial_value=None, penalty=L2Penalty(alpha), clip_norm=1e-8,
-        data_norm=None, epsilon=1e3, delta=1e-5, max_iter=T,
-        options=solver.check_options(options),
-    )
-    plan = solver.plan(spec)
+
+    def planned(average):
+        spec = ProblemSpec(
+            n_samples=n, coef_shape=(4,), loss_capabilities=frozenset({"gradient", "smooth",
+                                                                       "convex"}),
+            smoothness=1.0, initial_value=None, penalty=L2Penalty(alpha), clip_norm=1e-8,
+            data_norm=None, epsilon=1e3, delta=1e-5, max_iter=T,
+            options=solver.check_options(dict(options, **average)),
+        )
+        return solver.plan(spec)
+
+    plan = planned({"average": 0.0})    # the paper's release: the last iterate
     sched = plan.details["schedule"]
     assert sched.steps[0] == pytest.approx(1.0 / (1.0 + alpha))  # c / L, L = loss + penalty
     loss = _QuadraticLoss(n, target)
     res = solver.solve(PrivateQueries(loss, plan, np.random.default_rng(0)), plan)
     assert len(loss.points) == T
     x = x_prev = np.zeros(4)
+    iterates = []
     for t in range(T):
         a, beta = sched.steps[t], sched.momenta[t]
         if sched.restarts[t]:
@@ -484,7 +489,14 @@ def test_iterations_follow_eq_3_1_and_4_1(name):
         x_new = (x - a * g + beta * (x - x_prev) if name == "heavy_ball"
                  else point - a * g)
         x_prev, x = x, x_new
+        iterates.append(x)
     np.testing.assert_allclose(res.coef, x, rtol=1e-6, atol=1e-9)  # the last iterate
+    # average=0.25 releases the mean of the last quarter (3 of 15) of the same iterates
+    default = planned({"average": 0.25})
+    averaged = solver.solve(PrivateQueries(_QuadraticLoss(n, target), default,
+                                           np.random.default_rng(0)), default)
+    np.testing.assert_allclose(averaged.coef, np.mean(iterates[-3:], axis=0), rtol=1e-6,
+                               atol=1e-9)
     assert np.abs(x - target / (1 + alpha / loss.curvature)).max() > 1e-3  # not converged
     if name == "multistage_nesterov":
         assert sched.restarts.sum() >= 1

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..validation import POSITIVE, POSITIVE_INT, StrOptions
+from ..validation import POSITIVE, POSITIVE_INT, UNIT_INTERVAL_RIGHT_OPEN, StrOptions
 from ..accounting import Composed, Gaussian, Repeated, calibrate, get_epsilon, noise_mechanism
 from ._base import Plan, Solver, SolverResult
 from ._first_order import noisy_first_order
@@ -264,6 +264,7 @@ _COMMON_OPTIONS = {
     "initial_gap": "auto",
     "max_iter_cap": 1000,
     "max_iter_rule": "auto",
+    "average": 0.0,
 }
 _COMMON_CONSTRAINTS = {
     "learning_rate": [StrOptions({"auto"}), POSITIVE],
@@ -271,6 +272,7 @@ _COMMON_CONSTRAINTS = {
     "initial_gap": [StrOptions({"auto"}), POSITIVE],
     "max_iter_cap": [POSITIVE_INT],
     "max_iter_rule": [StrOptions({"auto", "budget", "bound"})],
+    "average": [UNIT_INTERVAL_RIGHT_OPEN],
     "budget_split": [StrOptions(_SPLITS)],
     "first_stage_length": [None, POSITIVE_INT],
     "stage_p": [POSITIVE_INT],
@@ -304,6 +306,18 @@ class _Accelerated(Solver):
         the noise's norm and picks T = 1-5 on Reuters (8315 features: the
         majority class), where the budget rule reaches 0.96 at epsilon 1.
         'auto': 'budget' on full batches with delta > 0, else 'bound'.
+    average : float in [0, 1), default=0.0
+        Release the mean of the last ``average`` fraction of the iterates
+        (post-processing, free); 0 releases the last iterate (the paper).
+        Validation splits of Adult's and Reuters' training files (``python
+        benchmarks/accelerated_rule.py --average``: both classifiers, the
+        three solvers, epsilon 0.1 / 0.3 / 1 / 3, seeds 0-2): mean accuracy
+        0.8922 / 0.8934 / 0.8929 / 0.8931 and worst cell 0.8006 / 0.8271 /
+        0.8246 / 0.8242 for 0 / 0.25 / 0.5 / 0.75 (the worst: heavy ball on
+        Adult at epsilon 0.1, whose last iterate oscillates). The default
+        stays the paper's last iterate: 0.25 gains 0.001 of accuracy on
+        average but doubles nesterov's excess risk on Adult at epsilon 1
+        (0.0010 -> 0.0024, the objective the paper's bounds are about).
     """
 
     requires = frozenset({"gradient", "smooth", "convex", "penalty:smooth",
@@ -416,13 +430,14 @@ class _Accelerated(Solver):
         )
 
     def solve(self, queries, plan):
-        """Run the planned noisy iterations; return the last iterate."""
+        """Run the planned noisy iterations; return the last iterate or the tail average."""
         schedule = plan.details["schedule"]
         coef = noisy_first_order(
             queries, plan, steps=schedule.steps,
             noise_multipliers=plan.details["noise_multipliers"],
             momenta=schedule.momenta, restarts=schedule.restarts,
             nesterov=self.method != "heavy_ball",
+            average=float(plan.spec.options["average"]),
         )
         return SolverResult(coef=coef, n_iter=plan.n_iter)
 
