@@ -247,7 +247,7 @@ def test_fit_predict_and_attributes(small):
     np.testing.assert_allclose(est.predict(X), X @ est.coef_ + est.intercept_)
     assert est.intercept_ == 0.0 and est.shape_ == (10, 8)
     assert not hasattr(est, "_loss")   # nothing data-bound stays on the estimator
-    assert est.solver_ == "gd" and est.n_iter_ == 50
+    assert est.solver_ == "gd" and est.n_iter_ == 100
     assert est.privacy_spent_ == (2.0, 1e-5) and len(acc.spends) == 1
     assert _relative_error(est, X_star) < 0.2
     assert est.score(X, y) > 0.9
@@ -259,12 +259,24 @@ def test_gd_defaults_are_public_constants_and_can_be_overridden(small):
     assert est.solver_params_ == {"learning_rate": 30.0, "average": 0.5}
     est.set_params(data_norm=2.0).fit(X20, y20)
     assert est.solver_params_["learning_rate"] == pytest.approx(7.5)
-    assert DPMatrixSensing(shape=(20, 5)).fit(X20, y20).n_iter_ == 50
+    assert DPMatrixSensing(shape=(20, 5)).fit(X20, y20).n_iter_ == 100
     X, y, _ = small
     a = DPMatrixSensing(shape=(10, 8), rank=2, max_iter=5, random_state=0,
                         solver_params={"learning_rate": 1.0}).fit(X, y)
     b = DPMatrixSensing(shape=(10, 8), rank=2, max_iter=5, random_state=0).fit(X, y)
     assert a.n_iter_ == 5 and not np.allclose(a.coef_, b.coef_)
+
+
+def test_every_listed_solver_recovers_the_matrix_at_its_defaults(small):
+    # the defaults issue: a listed solver must work at its defaults, not raise
+    from skdp.solvers import available_solvers
+    X, y, X_star = small
+    listed = available_solvers(DPMatrixSensing(shape=(10, 8), rank=2))
+    assert set(listed) >= {"gd", "line_search", "rgda", "second_order"}
+    for solver in listed:
+        est = DPMatrixSensing(shape=(10, 8), rank=2, epsilon=4.0, solver=solver,
+                              random_state=0, accountant=BudgetAccountant()).fit(X, y)
+        assert _relative_error(est, X_star) < 0.1, solver
 
 
 def test_sparse_input_gives_the_dense_result(small):
