@@ -291,10 +291,11 @@ def test_t_selection_prefers_fewer_steps_at_smaller_epsilon():
 
 @pytest.mark.parametrize("name", SOLVERS)
 def test_the_default_t_follows_the_budget_on_full_batches_with_delta(name):
-    for eps, n in [(0.1, 5000), (1.0, 5000), (1.0, 60000), (0.01, 500)]:
+    for eps, n in [(0.1, 5000), (1.0, 5000), (1.0, 60000), (0.01, 500), (1.0, 10 ** 6)]:
         plan = _plan(name, eps, 1e-5, n=n)
         expected = BUDGET_STEPS_PER_RECORD * n * math.sqrt(zcdp_rho(eps, 1e-5))
-        assert plan.n_iter == min(max(round(expected), 10), 1000)
+        # at most 5e7 rows read: 833 steps at n = 60,000, 50 at 1,000,000
+        assert plan.n_iter == min(max(round(expected), 10), 1000, max(10, 50_000_000 // n))
         assert plan.details["bound"] is None
         assert get_epsilon(plan.mechanism, 1e-5) <= eps
     assert _plan(name, 1.0, 1e-5, n=60000, max_iter_cap=300).n_iter == 300
@@ -841,3 +842,20 @@ def test_adult_accuracy_at_epsilon_1(adult):
                                    accountant=BudgetAccountant())
               .fit(X_tr, y_tr).score(X_te, y_te) for seed in range(5)]
     assert np.mean(scores) >= 0.845, scores
+
+
+@pytest.mark.parametrize("name, small_n, small_n_steps", [
+    ("gd", 100_000, 500), ("heavy_ball", 50_000, 1000), ("nesterov", 50_000, 1000),
+    ("line_search", 100_000, 300), ("rgda", 100_000, 200),
+])
+def test_default_runs_read_at_most_fifty_million_rows(name, small_n, small_n_steps):
+    # where n is large the default step counts fall: at most 5e7 rows in all
+    # (50 full passes at 1e6 rows); below 5e7 / (the rule's steps) nothing changes
+    from skdp.solvers.gd import MAX_DEFAULT_WORK
+    assert MAX_DEFAULT_WORK == 50_000_000
+    large = get_solver(name).plan(_spec(name, 10.0, 1e-9, n=10 ** 6))
+    assert large.n_iter == 50
+    small = get_solver(name).plan(_spec(name, 10.0, 1e-9, n=small_n))
+    assert small.n_iter == small_n_steps
+    explicit = get_solver(name).plan(_spec(name, 10.0, 1e-9, n=10 ** 6, max_iter=400))
+    assert explicit.n_iter == 400

@@ -74,6 +74,7 @@ from ..validation import (
 )
 from ._base import Plan, Solver, SolverResult
 from ._registry import register_solver
+from .gd import work_capped_steps
 
 __all__ = ["LineSearch"]
 
@@ -173,7 +174,10 @@ class LineSearch(Solver):
         Share of an iteration's budget given to the search at the start.
     planned_iter : int, default=300
         Iterations the initial budgets are calibrated for (``max_iter``
-        overrides it and also caps the run).
+        overrides it and also caps the run); at most
+        :data:`skdp.solvers.gd.MAX_DEFAULT_WORK` rows read in all by the
+        planned gradients (:func:`skdp.solvers.gd.work_capped_steps`: 50
+        iterations on 1,000,000 rows).
     budget_increase : {'angle', 'always', 'never'}, default='angle'
         What a failed search does: CHEB's angle test, grow both budgets, or
         neither (the second gradient is averaged in every case).
@@ -272,7 +276,9 @@ class LineSearch(Solver):
     def plan(self, spec):
         """Calibrate the initial budgets for ``planned_iter`` iterations; fix the filter."""
         o = spec.options
-        T = int(spec.max_iter) if spec.max_iter is not None else int(o["planned_iter"])
+        T = (int(spec.max_iter) if spec.max_iter is not None
+             else work_capped_steps(o["planned_iter"], spec.n_samples, spec.sampling_rate,
+                                    floor=MIN_PLANNED_ITER))
         if o["eta0"] == "auto" and spec.objective_smoothness is None:
             raise ValueError(
                 "line_search: eta0='auto' needs a public smoothness bound (a smooth loss and "

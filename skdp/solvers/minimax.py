@@ -68,7 +68,7 @@ import numpy as np
 from ..accounting import Composed, Repeated, calibrate, noise_mechanism
 from ..validation import POSITIVE, POSITIVE_INT, Boolean, Interval, StrOptions
 from ._base import Plan, Solver, SolverResult
-from .gd import GradientDescent, default_learning_rate
+from .gd import GradientDescent, default_learning_rate, work_capped_steps
 from ._registry import register_solver
 
 __all__ = ["RecursiveGradientDescentAscent", "calibrated_noise_multiplier"]
@@ -290,6 +290,8 @@ class RecursiveGradientDescentAscent(Solver):
         "ascent_steps": [POSITIVE_INT],
         "ascent_step": [Interval(Real, 0, 1, closed="right")],
     }
+    #: steps when max_iter is None (at most skdp.solvers.gd.MAX_DEFAULT_WORK rows read:
+    #: skdp.solvers.gd.work_capped_steps, 50 steps on 1,000,000 rows)
     default_max_iter = 200
 
     def plan(self, spec):
@@ -301,7 +303,8 @@ class RecursiveGradientDescentAscent(Solver):
                 "per record (the minimax form of matrix sensing, DPMatrixSensing); this "
                 "model has none. Leave 'dual' at 'none' (the y-free form).")
         n = spec.n_samples
-        T = int(spec.max_iter) if spec.max_iter is not None else self.default_max_iter
+        T = (int(spec.max_iter) if spec.max_iter is not None
+             else work_capped_steps(self.default_max_iter, spec.n_samples))
         S1 = n if opts["refresh_batch_size"] == "full" else min(n, opts["refresh_batch_size"])
         S2 = opts["increment_batch_size"]
         S2 = (min(n, max(64, math.ceil(n / math.sqrt(T)))) if S2 == "auto" else min(n, S2))

@@ -91,7 +91,7 @@ from ..accounting import (
 from ..validation import POSITIVE, POSITIVE_INT, UNIT_INTERVAL_OPEN, Boolean, Interval, StrOptions
 from ._base import Plan, Solver, SolverResult
 from ._registry import register_solver
-from .gd import default_learning_rate
+from .gd import default_learning_rate, work_capped_steps
 
 __all__ = ["SecondOrder"]
 
@@ -245,7 +245,9 @@ class SecondOrder(Solver):
         iterations. Eq. 6's ``T`` for ``tol_gradient=0.005`` is about 10**5
         on Adult, which the budget cannot pay for; capping calibrates the
         noise for the cap (still exactly private; only the paper's
-        convergence guarantee is lost, as the notes say). None uses ``T``.
+        convergence guarantee is lost, as the notes say). On large data
+        the cap is lowered to the default work cap
+        (:func:`skdp.solvers.gd.work_capped_steps`: 50 on 1,000,000 rows). None uses ``T``.
     tol_hessian : 'auto' or float, default='auto'
         :math:`\\epsilon_H`; 'auto' is :math:`\\sqrt{M \\epsilon_g}` (the
         paper's pairing).
@@ -372,7 +374,9 @@ class SecondOrder(Solver):
         o = spec.options
         dec = min_decrease(o["step"], c.G, c.M, c.eps_g, c.eps_H, c.curvature)
         T = max(1, math.ceil(max(0.0, float(initial_value)) / dec))   # eq. 6, f_low = 0
-        cap = spec.max_iter if spec.max_iter is not None else o["iteration_cap"]
+        cap = spec.max_iter
+        if cap is None and o["iteration_cap"] is not None:
+            cap = work_capped_steps(o["iteration_cap"], spec.n_samples, spec.sampling_rate)
         return _phase_lengths(T, o["two_phase"], o["phase1_iter"], cap)
 
     @staticmethod
