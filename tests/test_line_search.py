@@ -478,3 +478,33 @@ def test_noise_cap_rule_is_public_and_leaves_low_dimensions_alone():
 
 def LineSearchRatio(plan):  # noqa: N802
     return get_solver("line_search").gradient_noise_ratio(plan.spec, plan.noise_multiplier)
+
+
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+def test_candidates_on_one_line_share_one_pass_and_equal_the_direct_sums(fmt):
+    import scipy.sparse as sp
+    from skdp.losses import BinaryLogisticLoss, LinearDesign, MultinomialLogisticLoss
+    from skdp.losses._batch_sums import BatchSums
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 6))
+    X[rng.random(X.shape) < 0.4] = 0.0
+    X = sp.csr_matrix(X) if fmt == "csr" else X
+    for loss in (BinaryLogisticLoss(LinearDesign(X, True, 1.0), (rng.random(400) < 0.3) * 1.0),
+                 MultinomialLogisticLoss(LinearDesign(X, True, 1.0),
+                                         np.eye(3)[rng.integers(0, 3, 400)])):
+        W, d = rng.normal(size=loss.coef_shape), rng.normal(size=loss.coef_shape)
+        passes = []
+        decision = loss.design.decision
+        loss.design.decision = lambda V, idx=None: passes.append(1) or decision(V, idx)
+        try:
+            fast = loss.clipped_decrease(W, 0.3)
+            got = [fast(W - 3.0 * 0.7 ** k * d) for k in range(12)]
+            assert len(passes) == 2            # the reference and the first candidate
+            elsewhere = rng.normal(size=loss.coef_shape)
+            got.append(fast(elsewhere))        # off the line: a pass of its own
+            assert len(passes) == 3
+        finally:
+            loss.design.decision = decision
+        direct = BatchSums.clipped_decrease(loss, W, 0.3)
+        expected = [direct(W - 3.0 * 0.7 ** k * d) for k in range(12)] + [direct(elsewhere)]
+        np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)

