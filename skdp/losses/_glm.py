@@ -314,28 +314,26 @@ class GLMLoss(BatchSums):
         return values
 
     def clipped_decrease(self, W, loss_clip, idx=None):
-        """The sum of per-example decreases from ``W``, each clipped to ``[-C, C]``.
+        """:meth:`BatchSums.clipped_decrease`, with one pass for all candidates on a line.
 
-        As :meth:`BatchSums.clipped_decrease`, with one saving for a line
-        search: the predictor is linear in the coefficients, so candidates
-        ``V = W + t s`` on the line of the first one asked for (``s = V_1 -
-        W``) reuse its pass, ``Z_V = Z_W + t Z_s``; other candidates take a
-        pass of their own. Each example's decrease is clipped the same way.
+        The predictor is linear in the coefficients, so candidates ``V = W +
+        t s`` on the line of the first one asked for (``s = V_1 - W``) reuse
+        its pass, ``Z_V = Z_W + t Z_s``; other candidates take a pass of their
+        own. Each example's decrease is clipped to ``[-C, C]`` as there.
 
         Parameters
         ----------
         W : ndarray of shape ``coef_shape``
-            The reference point; its per-example losses are computed once.
+            Reference coefficients (public); their losses are computed here.
         loss_clip : float
-            ``C``: the bound on each example's decrease, the sensitivity of
-            every sum the returned function computes.
+            ``C``, the sensitivity of each sum.
         idx : ndarray of int or None
-            Rows of a sample (from :meth:`sample_rows`); None for all.
+            A sample's rows, or None for every row.
 
         Returns
         -------
         decrease : callable
-            ``decrease(V)`` is ``sum_i clip(l_i(W) - l_i(V), -C, C)`` as a float.
+            ``V -> sum_i clip(l_i(W) - l_i(V), -C, C)``, a float.
         """
         C = float(loss_clip)
         W = np.asarray(W, dtype=np.float64)
