@@ -17,14 +17,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from sklearn.datasets import load_svmlight_file
-from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import normalize
 
 from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-N_FEATURES = {"adult": 123, "reuters": 8315}
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from accelerated_rule import validation_split  # noqa: E402
+
 SETTINGS = [("cap 0.15", {"gradient_noise_cap": 0.15}),
             ("cap 0.25", {"gradient_noise_cap": 0.25}),
             ("cap 0.5", {"gradient_noise_cap": 0.5}),
@@ -36,9 +34,7 @@ def main(seeds=range(3)):
     print("| data | eps | estimator | majority | " + " | ".join(s for s, _ in SETTINGS) + " |")
     print("|---|---|---|---|" + "---|" * len(SETTINGS))
     for name, epsilons in (("reuters", (1.0,)), ("adult", (0.1, 1.0))):
-        X, y = load_svmlight_file(str(DATA / f"{name}.trn.bz2"), n_features=N_FEATURES[name])
-        X, Xv, y, yv = train_test_split(normalize(X), y, test_size=0.25, random_state=0,
-                                        stratify=y)
+        X, Xv, y, yv = validation_split(name)
         majority = max(np.mean(yv == c) for c in np.unique(yv))
         for eps in epsilons:
             for Est in (DPLogisticRegression, DPLinearSVC):

@@ -290,20 +290,24 @@ class PrivateQueries:
         ValueError
             Without a public row bound (``data_norm``) or with ``delta = 0``.
         """
-        spec = self._spec
-        if spec.row_bound is None:
-            raise ValueError("noisy_gram needs a public bound on the row norms: set data_norm.")
-        base = spec.noise(noise_multiplier, 1.0)
-        if base.sensitivity_norm != 2:
-            raise ValueError("noisy_gram needs Gaussian noise (delta > 0).")
-        self._consume(self.batch_cost(base, 1.0))
+        sigma = self._second_moment_noise("noisy_gram", noise_multiplier)
         G = np.asarray(self._loss.gram_sum(), dtype=np.float64)
         p = G.shape[0]
-        sigma = float(noise_multiplier) * float(spec.row_bound) ** 2
         E = np.triu(self._rng.normal(0.0, sigma / np.sqrt(2.0), size=(p, p)), 1)
         E = E + E.T
         E[np.diag_indices(p)] = self._rng.normal(0.0, sigma, size=p)
-        return (G + E) / spec.n_samples
+        return (G + E) / self._spec.n_samples
+
+    def _second_moment_noise(self, name, noise_multiplier):
+        """Check a second-moment query, consume its Gaussian; its noise scale ``z R^2``."""
+        spec = self._spec
+        if spec.row_bound is None:
+            raise ValueError(f"{name} needs a public bound on the row norms: set data_norm.")
+        base = spec.noise(noise_multiplier, 1.0)
+        if base.sensitivity_norm != 2:
+            raise ValueError(f"{name} needs Gaussian noise (delta > 0).")
+        self._consume(self.batch_cost(base, 1.0))
+        return float(noise_multiplier) * float(spec.row_bound) ** 2
 
     def noisy_gram_diagonal(self, noise_multiplier):
         r"""Noisy diagonal of the rows' second moment, over ``n``: one Gaussian mechanism.
@@ -327,17 +331,9 @@ class PrivateQueries:
         ValueError
             Without a public row bound (``data_norm``) or with ``delta = 0``.
         """
-        spec = self._spec
-        if spec.row_bound is None:
-            raise ValueError("noisy_gram_diagonal needs a public bound on the row norms: "
-                             "set data_norm.")
-        base = spec.noise(noise_multiplier, 1.0)
-        if base.sensitivity_norm != 2:
-            raise ValueError("noisy_gram_diagonal needs Gaussian noise (delta > 0).")
-        self._consume(self.batch_cost(base, 1.0))
+        sigma = self._second_moment_noise("noisy_gram_diagonal", noise_multiplier)
         D = np.asarray(self._loss.gram_diagonal_sum(), dtype=np.float64)
-        sigma = float(noise_multiplier) * float(spec.row_bound) ** 2
-        return (D + self._rng.normal(0.0, sigma, size=D.shape)) / spec.n_samples
+        return (D + self._rng.normal(0.0, sigma, size=D.shape)) / self._spec.n_samples
 
     def duals(self, ascent_step, ascent_steps):
         """The per-record duals of the loss's minimax form, held here, never released.
