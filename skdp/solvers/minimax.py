@@ -184,7 +184,8 @@ class RecursiveGradientDescentAscent(Solver):
         budget in the small-rate regime of the sampled Gaussian.
     threshold : 'auto' or float, default='auto'
         :math:`\alpha`; 'auto' is the noise floor of ``||v_t||`` (the norm
-        of the noise alone, averaged over a refresh period) less three
+        of the noise alone, averaged over a refresh period), when every step
+        refreshes (``q = 1``) less three
         standard deviations of a Gaussian noise vector's norm, a fraction
         :math:`3 / \sqrt{2d}` of it (so an estimate that is noise alone
         does not end the descent: in high dimension the noise norm
@@ -327,7 +328,10 @@ class RecursiveGradientDescentAscent(Solver):
         sigma_refresh = z * C1 / S1
         eps_bar = (math.sqrt(d * math.log(1.0 / spec.delta)) if spec.delta > 0
                    else float(d)) / (n * spec.epsilon)
-        k = _noise_floor_multiple(d) ** 2 * d
+        # below the noise floor only where every step refreshes (q = 1, high
+        # dimension): with increments (q > 1, small data included) a noise-only
+        # estimate must still end the descent, or it walks on noise
+        k = (_noise_floor_multiple(d) if q == 1 else NOISE_FLOOR_MULTIPLE) ** 2 * d
         # the threshold from Theorem 1's rate and the refreshes' noise alone
         alpha0 = max(C1 * eps_bar ** (2.0 / 3.0), math.sqrt(k) * sigma_refresh)
         eta = opts["step_scale"] * alpha0 / L
