@@ -512,6 +512,16 @@ class LinearDesign:
         A fused pass applies to dense C-ordered ``X`` read whole (``idx`` None)
         without extreme rows, and when ``X`` spans more than one block;
         elsewhere the two separate passes are as fast.
+
+        Parameters
+        ----------
+        idx : ndarray of int or None
+            The rows a pass would use; only None (all rows) can be fused.
+
+        Returns
+        -------
+        int or None
+            Rows per block (about 2 MiB of ``X``), or None.
         """
         X = self.X
         if (idx is not None or sp.issparse(X) or self._extreme is not None or not isinstance(X, np.ndarray)

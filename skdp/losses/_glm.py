@@ -586,6 +586,7 @@ class GLMLoss(BatchSums):
         Returns
         -------
         ndarray of shape (n_params,), float64
+            ``sum_i [s_i x_i, c]_j ** 2`` for each parameter ``j`` (intercept last).
         """
         return self.design.gram_diagonal(idx)
 

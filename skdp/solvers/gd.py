@@ -115,6 +115,25 @@ def work_capped_steps(steps, n_samples, rate=1.0, floor=10, passes=1):
     A cap on the rows a default run reads, from public quantities (n, the
     sampling rate, the passes over a batch each step makes). Applied by the
     solvers' ``max_iter=None`` rules only.
+
+    Parameters
+    ----------
+    steps : int
+        The step count a solver's default rule chose.
+    n_samples : int
+        Number of records (public).
+    rate : float, default=1.0
+        Expected fraction of the records each step reads (Poisson batches).
+    floor : int, default=10
+        Fewest steps the cap leaves.
+    passes : int, default=1
+        Passes over a step's batch (2 for a line search: the gradient and the
+        search's line).
+
+    Returns
+    -------
+    int
+        ``min(steps, max(floor, MAX_DEFAULT_WORK // (passes * rate * n)))``.
     """
     rows = max(1.0, float(passes) * float(rate) * float(n_samples))
     return int(min(int(steps), max(int(floor), int(MAX_DEFAULT_WORK // rows))))
