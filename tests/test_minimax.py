@@ -290,3 +290,18 @@ def test_high_dimensional_sparse_data_beat_the_majority_class(estimator):
     plan = get_solver("rgda").plan(estimator(epsilon=1.0, solver="rgda")._problem_spec(
         get_solver("rgda"), *X.shape, np.array([0, 1])))
     assert plan.details["refresh_every"] == 1 and plan.details["max_step"] == math.inf
+
+
+def test_with_increments_a_noise_only_estimate_still_ends_the_descent():
+    # the paper's instance (n = 400, eps 2, C = 1, T = 400, q = 10): the noise floor is
+    # above every clipped gradient, so rgda releases (about) its start. A threshold
+    # below the floor there (as at q = 1) walks on noise: relative error ~1e5
+    X, y, X_star = make_matrix_sensing(400, shape=(20, 20), rank=3, noise=0.01,
+                                       random_state=0)
+    est = DPMatrixSensing(shape=(20, 20), rank=3, solver="rgda", epsilon=2.0, delta=1e-6,
+                          clip_norm=1.0, max_iter=400, random_state=0,
+                          accountant=BudgetAccountant(),
+                          solver_params={"refresh_every": 10, "refresh_batch_size": 200,
+                                         "increment_batch_size": 50}).fit(X, y)
+    error = np.linalg.norm(est.low_rank_matrix_ - X_star) / np.linalg.norm(X_star)
+    assert error < 1.5
