@@ -318,12 +318,11 @@ class LineSearch(Solver):
         z = calibrated(T)
         cap = o["gradient_noise_cap"]
         # full batches only (DP-BLGD): on Poisson batches the rule is not measured
-        noisy_regime = (cap is not None and spec.sampling_rate >= 1.0
-                        and self.gradient_noise_ratio(spec, z) > cap)
+        ratio = self.gradient_noise_ratio(spec, z)
+        noisy_regime = cap is not None and spec.sampling_rate >= 1.0 and ratio > cap
         if spec.max_iter is None and noisy_regime:
             # public rule: fewer iterations when one gradient's noise would swamp
             # the largest possible signal (z^2 grows about linearly in T)
-            ratio = self.gradient_noise_ratio(spec, z)
             T_cap = max(MIN_PLANNED_ITER, int(T * cap / ratio))
             if T_cap < T:
                 T = T_cap
