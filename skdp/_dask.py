@@ -508,14 +508,16 @@ class DaskLoss:
         -------
         decrease : callable
             ``decrease(V)``: the sum over the blocks of
-            ``sum_i clip(l_i(W) - l_i(V), -C, C)``.
+            ``sum_i clip(l_i(W) - l_i(V), -C, C)``; ``decrease(V, c)`` clips
+            to ``[-c, c]`` instead.
         """
         rows, blocks = self._rows(idx), self._blocks
         references = blocks.keep([blocks.submit(_block_reference, k, np.asarray(W), r)
                                   for k, r in enumerate(rows)])
-        C = float(loss_clip)
+        C0 = float(loss_clip)
 
-        def decrease(V):
+        def decrease(V, loss_clip=None):
+            C = C0 if loss_clip is None else float(loss_clip)
             parts = blocks.gather([
                 blocks.submit(_block_decrease, k, ref, np.asarray(V), C, r)
                 for k, (ref, r) in enumerate(zip(references, rows))])

@@ -180,24 +180,25 @@ class _OneRecord(BatchSums):
         return np.array([self.rise * float(W[0] != 0)])
 
 
-def _above_threshold_outputs(rise, mechanism, n_runs, n_queries, seed):
+def _above_threshold_outputs(rise, mechanism, n_runs, n_queries, seed, own_clip=None):
     spec = ProblemSpec(n_samples=1, coef_shape=(1,), loss_capabilities=frozenset({"values"}),
                        smoothness=None, initial_value=None, penalty=L2Penalty(0.0),
                        clip_norm=1.0, data_norm=None, epsilon=2.0, delta=0.0)
     plan = Plan(spec=spec, mechanism=Repeated(mechanism, n_runs), n_iter=n_runs)
     queries = PrivateQueries(_OneRecord(rise), plan, np.random.default_rng(seed))
-    candidates = [(np.array([j + 1.0]), 0.0) for j in range(n_queries)]
+    candidates = [(np.array([j + 1.0]), 0.0) + (() if own_clip is None else (own_clip,))
+                  for j in range(n_queries)]
     return np.array([
         -1 if (k := queries.batch(mechanism).above_threshold(
             np.zeros(1), iter(candidates), mechanism, 1.0)) is None else k
         for _ in range(n_runs)])
 
 
-def _svt_audit(mechanism, n_runs=20000, n_queries=8):
+def _svt_audit(mechanism, n_runs=20000, n_queries=8, own_clip=None):
     # D: the null record (every query 0); D': a record lowering every query
     # by the sensitivity. The event: no query is answered above.
-    out_d = _above_threshold_outputs(0.0, mechanism, n_runs, n_queries, seed=1)
-    out_d2 = _above_threshold_outputs(1.0, mechanism, n_runs, n_queries, seed=2)
+    out_d = _above_threshold_outputs(0.0, mechanism, n_runs, n_queries, 1, own_clip)
+    out_d2 = _above_threshold_outputs(1.0, mechanism, n_runs, n_queries, 2, own_clip)
     tp, fp = int(np.sum(out_d2 == -1)), int(np.sum(out_d == -1))
     return epsilon_lower_bound(tp, n_runs - tp, fp, n_runs - fp, 0.0, confidence=0.95)
 
@@ -212,6 +213,46 @@ def test_above_threshold_audit_stays_below_its_epsilon_and_catches_no_threshold_
     with mock.patch.object(SparseVector, "threshold_scale", property(lambda self: 0.0)):
         broken = _svt_audit(claimed)
     assert broken > claimed.epsilon, broken
+
+
+def test_above_threshold_with_a_candidates_own_clip_keeps_the_sensitivity():
+    # each query is (C / c) * sum clip(decrease, +-c): a record moves it by
+    # at most C, so the audit sees what it sees at c = C, and no more
+    claimed = SparseVector(1.0, 1.0)
+    bound = _svt_audit(claimed, own_clip=0.25)
+    assert 0.5 < bound <= claimed.epsilon, bound
+    # broken: the rescaling without the candidate's own clip (each term
+    # clipped to C, then times C / c = 4) moves a query by 4 C
+    original = BatchSums.clipped_decrease
+
+    def ignores_own_clip(self, W, loss_clip, idx=None):
+        decrease = original(self, W, loss_clip, idx)
+        return lambda V, own=None: decrease(V)
+
+    with mock.patch.object(BatchSums, "clipped_decrease", ignores_own_clip):
+        broken = _svt_audit(claimed, own_clip=0.25)
+    assert broken > claimed.epsilon, broken
+
+
+def test_above_threshold_tests_a_candidate_at_its_own_clip():
+    spec = ProblemSpec(n_samples=3, coef_shape=(1,), loss_capabilities=frozenset({"values"}),
+                       smoothness=None, initial_value=None, penalty=L2Penalty(0.0),
+                       clip_norm=1.0, data_norm=None, epsilon=1.0, delta=0.0)
+
+    class Huge(BatchSums):
+        n_samples = 3
+
+        def loss_values(self, W, idx=None, loss_clip=None):
+            return np.array([1e12 * (W[0] == 0), 0.0, 0.0])
+
+    m = SparseVector(50.0, 50.0)
+    plan = Plan(spec=spec, mechanism=Repeated(m, 3), n_iter=3)
+    q = PrivateQueries(Huge(), plan, np.random.default_rng(0))
+    # clip 0.1 of C = 0.5: the drop counts 0.1, the query is 5 (0.1 + o)
+    assert q.batch(m).above_threshold(np.zeros(1), [(np.ones(1), -0.14, 0.1)], m, 0.5) is None
+    assert q.batch(m).above_threshold(np.zeros(1), [(np.ones(1), -0.06, 0.1)], m, 0.5) == 0
+    with pytest.raises(ValueError, match="own clip must lie in"):
+        q.batch(m).above_threshold(np.zeros(1), [(np.ones(1), 0.0, 0.6)], m, 0.5)
 
 
 def test_above_threshold_releases_only_an_index_and_clips_each_example():

@@ -476,3 +476,33 @@ def test_poisson_batches_run_within_the_filter(step):
                                accountant=BudgetAccountant()).fit(X, y)
     assert est.n_hessian_evaluations_ >= 1 and est.score(X, y) > 0.7
     assert est.privacy_spent_ == (2.0, DELTA)
+
+
+def test_search_tests_each_candidate_at_its_own_steps_scale():
+    # Algorithm 3's candidates b * safe, b/2 * safe, ..., safe: each query's
+    # examples are clipped at the bound of its own step (gamma * C * ||d||
+    # times search_clip) and the query rescaled to the first one's
+    # sensitivity, so the shorter steps are not tested under noise sized for
+    # the longest (the paper's Delta_q uses gamma_init for every query)
+    from skdp.solvers._queries import PrivateBatch
+    X, y = _nonconvex_problem()
+    seen = []
+    original = PrivateBatch.above_threshold
+
+    def record(self, W, candidates, mechanism, loss_clip, clip="decrease"):
+        candidates = list(candidates)
+        seen.append((loss_clip, [c[2] for c in candidates],
+                     [float(np.linalg.norm(c[0] - W)) for c in candidates]))
+        return original(self, W, iter(candidates), mechanism, loss_clip, clip)
+
+    est = DPLogisticRegression(penalty="nonconvex", solver="second_order", epsilon=2.0,
+                               solver_params={"max_step": 4.0, "iteration_cap": 5},
+                               random_state=0, accountant=BudgetAccountant())
+    with mock.patch.object(PrivateBatch, "above_threshold", record):
+        est.fit(X, y)
+    assert seen
+    for loss_clip, own, lengths in seen:
+        assert len(own) == 3 and math.isclose(own[0], loss_clip, rel_tol=1e-12)
+        # own clip proportional to the step length: 1, 1/2, 1/4 of the first
+        assert np.allclose(np.array(own) / loss_clip, np.array(lengths) / lengths[0], rtol=1e-9)
+        assert np.allclose(np.array(own) / loss_clip, [1.0, 0.5, 0.25], rtol=1e-9)

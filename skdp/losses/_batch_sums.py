@@ -77,12 +77,13 @@ class BatchSums:
         decrease : callable
             ``decrease(V)`` is ``sum_i clip(l_i(W) - l_i(V), -C, C)`` as a
             float (a change from inf to inf counts as 0, to or from an
-            infinity as +-C).
+            infinity as +-C); ``decrease(V, c)`` clips to ``[-c, c]`` instead.
         """
-        C = float(loss_clip)
+        C0 = float(loss_clip)
         reference = self.loss_values(W, idx)
 
-        def decrease(V):
+        def decrease(V, loss_clip=None):
+            C = C0 if loss_clip is None else float(loss_clip)
             with np.errstate(invalid="ignore"):
                 d = reference - self.loss_values(V, idx)
             d = np.nan_to_num(d, nan=0.0, posinf=C, neginf=-C)

@@ -333,9 +333,10 @@ class GLMLoss(BatchSums):
         Returns
         -------
         decrease : callable
-            ``V -> sum_i clip(l_i(W) - l_i(V), -C, C)``, a float.
+            ``V -> sum_i clip(l_i(W) - l_i(V), -C, C)``, a float;
+            ``decrease(V, c)`` clips to ``[-c, c]`` instead.
         """
-        C = float(loss_clip)
+        C0 = float(loss_clip)
         W = np.asarray(W, dtype=np.float64)
         y = self._y(idx)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -343,7 +344,8 @@ class GLMLoss(BatchSums):
             reference = self._values(Z_W, y)
         line = []   # (s, s.s, Z_s) of the first candidate's step
 
-        def decrease(V):
+        def decrease(V, loss_clip=None):
+            C = C0 if loss_clip is None else float(loss_clip)
             step = np.asarray(V, dtype=np.float64) - W
             Z_V = None
             if line:

@@ -721,8 +721,14 @@ class PrivateBatch:
         ----------
         W : ndarray of shape ``spec.coef_shape``
             The reference point (public).
-        candidates : iterable of (ndarray, float)
+        candidates : iterable of (ndarray, float) or (ndarray, float, float)
             ``(W_k, o_k)`` pairs, public; evaluated lazily, one data pass each.
+            A third entry ``c_k`` in ``(0, C]`` (``clip='decrease'`` only)
+            asks for the query ``(C / c_k) (sum_i clip(l_i(W) - l_i(W_k),
+            -c_k, c_k) + o_k)``: each example's term lies in ``[-C, C]``
+            again, so the sensitivity is still ``C``, and a candidate whose
+            decreases are known to be small (a shorter step) is tested at
+            its own scale rather than at the largest candidate's.
         mechanism : SparseVector or GaussianSparseVector
             One the batch was charged for: ``SparseVector(e1, e2)`` (count 1)
             draws threshold noise ``Lap(C / e1)`` and query noise ``Lap(2 C /
@@ -773,10 +779,20 @@ class PrivateBatch:
         else:
             decrease = loss.clipped_decrease(W, C, self._idx)
 
-        for k, (W_k, offset) in enumerate(candidates):
+        for k, candidate in enumerate(candidates):
             if limit is not None and k >= limit:
                 return None
-            if decrease(W_k) + float(offset) + noise() >= threshold:
+            W_k, offset = candidate[0], float(candidate[1])
+            if len(candidate) == 2:
+                value = decrease(W_k) + offset
+            else:
+                c_k = float(candidate[2])
+                if clip != "decrease" or not 0.0 < c_k <= C:
+                    raise ValueError(
+                        f"above_threshold: a candidate's own clip must lie in (0, loss_clip] "
+                        f"= (0, {C}] with clip='decrease', got {c_k!r} with clip={clip!r}.")
+                value = (C / c_k) * (decrease(W_k, c_k) + offset)
+            if value + noise() >= threshold:
                 return k
         return None
 

@@ -20,9 +20,13 @@ times the safe step (eq. 17's :math:`\bar\gamma_g = 2(1 - c_1 - c_g)/G`,
 :math:`\bar\gamma_H = t_2|\tilde\lambda|/M`) by the factor 1/2, each
 candidate tested for sufficient decrease (SD1 / SD2, eq. 13a/b) by
 AboveThreshold (Algorithm 2) on the loss decreases, each example's clipped
-to ``search_clip`` times :math:`\pm\gamma_{init} B_g \|d\|` (the
-mean-value-theorem sensitivity, :math:`B_g` = ``clip_norm``, :math:`d` the
-step direction; the paper's is ``search_clip=1``); the safe step when no
+to ``search_clip`` times :math:`\pm\gamma B_g \|d\|` (the
+mean-value-theorem bound at the candidate's own step :math:`\gamma`,
+:math:`B_g` = ``clip_norm``, :math:`d` the step direction; the paper's is
+``search_clip=1``) and the query scaled by :math:`\gamma_{init} / \gamma`,
+so that every query has the sensitivity of the first (the paper's
+:math:`\Delta_q`, which it uses for every candidate) and a shorter step is
+not tested under noise sized for the longest; the safe step when no
 candidate passes. Constants are the notes' checked defaults:
 :math:`c_1 = 0.25`, :math:`c_g = 0.25`, :math:`c = 0.1`, :math:`c_2 = 0.05`
 (0.1 for short steps), :math:`c_H = 0.4`, :math:`t_2 = 1.262`.
@@ -523,14 +527,18 @@ class SecondOrder(Solver):
         penalty = spec.penalty
         reg = penalty.value(W)
         # each example's decrease moves by at most gamma ||grad l_i|| ||d||
-        # <= first * clip_norm * ||d|| (mean value theorem); clipped to
-        # search_clip of that, which is the query's sensitivity
+        # (mean value theorem): clipped to search_clip of that bound at each
+        # candidate's own gamma and the query scaled by first / gamma, so
+        # every query has the first candidate's sensitivity (the paper's
+        # Delta_q) and a shorter step is not tested under noise sized for the
+        # longest
         clip = o["search_clip"] * first * spec.clip_norm * direction_norm
 
         def candidates():
             for gamma in steps:
                 W_k = W + gamma * direction
-                yield W_k, m * (reg - penalty.value(W_k)) - m * required(gamma)
+                yield (W_k, m * (reg - penalty.value(W_k)) - m * required(gamma),
+                       min(clip, clip * gamma / first))
 
         k = query_batch.above_threshold(W, candidates(), search, clip)
         return safe if k is None else steps[k]
