@@ -234,7 +234,8 @@ def test_above_threshold_with_a_candidates_own_clip_keeps_the_sensitivity():
     assert broken > claimed.epsilon, broken
 
 
-def test_above_threshold_tests_a_candidate_at_its_own_clip():
+def _huge_drop_queries(third, n_searches):
+    """Queries on three records; the first one's loss drops by 1e12 at every candidate."""
     spec = ProblemSpec(n_samples=3, coef_shape=(1,), loss_capabilities=frozenset({"values"}),
                        smoothness=None, initial_value=None, penalty=L2Penalty(0.0),
                        clip_norm=1.0, data_norm=None, epsilon=1.0, delta=0.0)
@@ -243,11 +244,15 @@ def test_above_threshold_tests_a_candidate_at_its_own_clip():
         n_samples = 3
 
         def loss_values(self, W, idx=None, loss_clip=None):
-            return np.array([1e12 * (W[0] == 0), 0.0, 0.0])
+            return np.array([1e12 * (W[0] == 0), 0.0, third])
 
     m = SparseVector(50.0, 50.0)
-    plan = Plan(spec=spec, mechanism=Repeated(m, 3), n_iter=3)
-    q = PrivateQueries(Huge(), plan, np.random.default_rng(0))
+    plan = Plan(spec=spec, mechanism=Repeated(m, n_searches), n_iter=n_searches)
+    return PrivateQueries(Huge(), plan, np.random.default_rng(0)), m
+
+
+def test_above_threshold_tests_a_candidate_at_its_own_clip():
+    q, m = _huge_drop_queries(0.0, 3)
     # clip 0.1 of C = 0.5: the drop counts 0.1, the query is 5 (0.1 + o)
     assert q.batch(m).above_threshold(np.zeros(1), [(np.ones(1), -0.14, 0.1)], m, 0.5) is None
     assert q.batch(m).above_threshold(np.zeros(1), [(np.ones(1), -0.06, 0.1)], m, 0.5) == 0
@@ -256,20 +261,7 @@ def test_above_threshold_tests_a_candidate_at_its_own_clip():
 
 
 def test_above_threshold_releases_only_an_index_and_clips_each_example():
-    spec = ProblemSpec(n_samples=3, coef_shape=(1,), loss_capabilities=frozenset({"values"}),
-                       smoothness=None, initial_value=None, penalty=L2Penalty(0.0),
-                       clip_norm=1.0, data_norm=None, epsilon=1.0, delta=0.0)
-
-    class Huge(BatchSums):
-        n_samples = 3
-
-        def loss_values(self, W, idx=None, loss_clip=None):
-            # one record's loss drops by 1e12 at every candidate
-            return np.array([1e12 * (W[0] == 0), 0.0, np.inf])
-
-    m = SparseVector(50.0, 50.0)
-    plan = Plan(spec=spec, mechanism=Repeated(m, 2), n_iter=2)
-    q = PrivateQueries(Huge(), plan, np.random.default_rng(0))
+    q, m = _huge_drop_queries(np.inf, 2)
     # the huge drop counts as the clip 0.5 only: offset -0.6 keeps the query below 0
     assert q.batch(m).above_threshold(np.zeros(1), [(np.ones(1), -0.6)], m, 0.5) is None
     assert q.batch(m).above_threshold(np.zeros(1), [(np.ones(1), -0.4)], m, 0.5) == 0
