@@ -78,6 +78,10 @@ class BudgetError(ValueError):
     """
 
 
+class _LedgerChanged(BudgetError):
+    """The ledger path no longer holds the file the accountant opened."""
+
+
 @dataclass(frozen=True)
 class Spend:
     """One recorded charge.
@@ -261,11 +265,15 @@ def _restore(state: dict) -> "BudgetAccountant":
                 acc._setup(state["epsilon"], state["delta"], path,
                            composition=state["composition"], token=state["token"],
                            origin_pid=state["pid"], create=False, temp=state["temp"],
-                           default=state["default"])
+                           default=state["default"], ledger_id=state.get("ledger_id"),
+                           file_id=state.get("file_id"))
                 return acc
+            except _LedgerChanged as exc:
+                reason = str(exc)
             except (sqlite3.Error, BudgetError):
                 if os.path.exists(path):
                     raise
+    if path is not None and reason is None:
         # The file is gone (its accountant or its process ended).
         if state["default"]:
             # Nothing was at stake (unlimited budget): charge this process's own.
@@ -507,7 +515,7 @@ class BudgetAccountant:
                     origin_pid=os.getpid(), create=True)
 
     def _setup(self, epsilon, delta, path, *, composition, token, origin_pid, create,
-               temp=False, default=False):
+               temp=False, default=False, ledger_id=None, file_id=None):
         self._epsilon = float(epsilon)
         self._delta = float(delta)
         self._composition = composition
@@ -525,6 +533,10 @@ class BudgetAccountant:
         self._owned_conns = None  # the origin's connections to its temporary ledger
         self._last_id = 0
         self._stale_conns = []
+        # Identity of the ledger opened: the random id stored in it, and the
+        # (st_dev, st_ino) of its file; every check and charge compares both.
+        self._ledger_id = ledger_id
+        self._file_id = None if file_id is None else tuple(file_id)
         if path is not None:
             self._init_ledger(create=create)
         with _LIVE_LOCK:
@@ -796,6 +808,7 @@ class BudgetAccountant:
             conn = self._connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
+                self._verify_same_ledger(conn)
                 self._sync_rows(conn)
                 self._verify_fits(spend)
                 if seed_key is not None:
@@ -894,6 +907,7 @@ class BudgetAccountant:
                 # Inherited across fork: never reuse, never close it here.
                 self._stale_conns.append(self._conn)
             if create:
+                _create_owner_only(self._path)
                 conn = sqlite3.connect(self._path, timeout=60.0, isolation_level=None,
                                        check_same_thread=False)
             else:
@@ -940,7 +954,9 @@ class BudgetAccountant:
                     ("delta", repr(self._delta)),
                     ("composition", self._composition),
                 ])
+                stored_id = None
             else:
+                stored_id = meta.get("ledger_id")
                 stored = float(meta["epsilon"]), float(meta["delta"])
                 if stored != (self._epsilon, self._delta):
                     raise ValueError(
@@ -960,10 +976,22 @@ class BudgetAccountant:
                         f"{self._composition!r}. Pass composition={rule!r} to reopen it, or "
                         "use a new ledger file."
                     )
+            if stored_id is None:  # a new ledger, or one from before ids were stored
+                stored_id = uuid.uuid4().hex
+                conn.execute("INSERT INTO skdp_meta (key, value) VALUES (?, ?)",
+                             ("ledger_id", stored_id))
+            if self._ledger_id is not None and stored_id != self._ledger_id:
+                raise _LedgerChanged(self._changed_message("holds another ledger"))
+            self._ledger_id = stored_id
             conn.execute("COMMIT")
         except BaseException:
             _rollback(conn)
             raise
+        file_id = _file_identity(self._path)
+        if self._file_id is not None and file_id != self._file_id:
+            raise _LedgerChanged(self._changed_message(
+                "was deleted or moved" if file_id is None else "holds another file"))
+        self._file_id = file_id
         self._sync()
 
     def _move_to_temp_ledger(self) -> None:
@@ -972,6 +1000,7 @@ class BudgetAccountant:
                                     dir=tempfile.gettempdir())
         os.close(fd)
         owned = []
+        ledger_id = uuid.uuid4().hex
         saved = (self._path, self._temp, self._conn, self._conn_pid, self._owned_conns)
         try:
             self._path, self._temp, self._owned_conns = path, True, owned
@@ -987,6 +1016,7 @@ class BudgetAccountant:
                     ("composition", self._composition),
                     ("temporary", "1"),
                     ("replay", "1" if self._default else "0"),
+                    ("ledger_id", ledger_id),
                 ])
                 conn.executemany(
                     "INSERT INTO skdp_spends (id, epsilon, delta, mechanism, label, pid, created, "
@@ -1003,7 +1033,32 @@ class BudgetAccountant:
             self._path, self._temp, self._conn, self._conn_pid, self._owned_conns = saved
             raise
         self._last_id = len(self._tally.spends)
+        self._ledger_id, self._file_id = ledger_id, _file_identity(path)
         weakref.finalize(self, _remove_temp_ledger, path, os.getpid(), owned)
+
+    def _changed_message(self, what: str) -> str:
+        return (
+            f"The ledger path {self._path} {what}: it is no longer the ledger file this "
+            "BudgetAccountant opened, so spends and checks are refused (nothing was charged). "
+            "A ledger that was deleted, moved or replaced while in use would otherwise split "
+            "one budget in two: this accountant would keep charging a file no one else reads, "
+            "while a new accountant on the path starts from zero. To fix: put the original "
+            f"ledger file back at {self._path} (spends then resume), or, to start a new budget "
+            "on purpose, create a new BudgetAccountant(ledger=...) for it."
+        )
+
+    def _verify_same_ledger(self, conn: sqlite3.Connection) -> None:
+        """Refuse unless the path still holds the ledger opened (inside a transaction)."""
+        if self._file_id is None:
+            return
+        file_id = _file_identity(self._path)
+        if file_id is None:
+            raise _LedgerChanged(self._changed_message("was deleted or moved"))
+        if file_id != self._file_id:
+            raise _LedgerChanged(self._changed_message("holds another file"))
+        row = conn.execute("SELECT value FROM skdp_meta WHERE key = 'ledger_id'").fetchone()
+        if row is None or row[0] != self._ledger_id:
+            raise _LedgerChanged(self._changed_message("holds another ledger"))
 
     def _sync(self) -> None:
         """Bring the local tally up to date with the ledger file."""
@@ -1013,6 +1068,7 @@ class BudgetAccountant:
         conn = self._connection()
         conn.execute("BEGIN")
         try:
+            self._verify_same_ledger(conn)
             self._sync_rows(conn)
         finally:
             conn.execute("COMMIT")
@@ -1067,6 +1123,8 @@ class BudgetAccountant:
                 "temp": self._temp,
                 "default": self._default,
                 "refuse": self._refuse,
+                "ledger_id": self._ledger_id,
+                "file_id": self._file_id,
                 # A fallback snapshot, used only where the file is gone.
                 "spends": list(self._tally.spends) if self._path is None or self._temp else [],
             }
@@ -1132,6 +1190,30 @@ def _create_schema(conn: sqlite3.Connection) -> None:
         if name not in columns:
             conn.execute(f"ALTER TABLE skdp_spends ADD COLUMN {name} {kind}")
     conn.execute("CREATE INDEX IF NOT EXISTS skdp_spends_seed_key ON skdp_spends (seed_key)")
+
+
+def _file_identity(path: str):
+    """(st_dev, st_ino) of the file at ``path``, or None if there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _create_owner_only(path: str) -> None:
+    """Create an empty ledger file readable and writable by its owner only (0600).
+
+    Created with that mode (never chmod-ed afterwards, so it is never
+    readable by others, even briefly); SQLite gives its WAL, shared-memory
+    and journal files the mode of the database file.  An existing file is
+    left as it is; a path that cannot be created is reported by SQLite.
+    """
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError:
+        return
+    os.close(fd)
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
