@@ -428,38 +428,144 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
 
 
 def pipeline_privacy_spent(pipeline):
-    """Total ``(epsilon, delta)`` of a fitted pipeline's charged steps, by basic composition.
+    """Total ``(epsilon, delta)`` of the private fits a fitted pipeline ran, by basic composition.
 
-    Sums ``privacy_spent_`` over the steps that have one (nested pipelines
-    and the transformers of a ``ColumnTransformer`` included). Basic
-    composition is always valid; an accountant with
+    A private estimator's ``privacy_spent_`` covers its whole fit (for
+    :class:`~skdp.model_selection.PrivateGridSearchCV`, the whole search).
+    Inside a ``Pipeline``, ``FeatureUnion`` or ``ColumnTransformer`` (nested
+    ones included) every fitted step is kept, so those steps'
+    ``privacy_spent_`` are summed.
+
+    Any other estimator that holds a private estimator (a meta-estimator:
+    ``BaggingClassifier``, ``OneVsRestClassifier``, ``GridSearchCV``,
+    ``CalibratedClassifierCV``, ``StackingClassifier``, ...) may have run
+    private fits that its fitted model does not keep (a search discards the
+    fits of every candidate and fold; stacking discards its cross-validated
+    fits), so they cannot be read from the model. For those the function
+    reports what the accountants of the private estimators inside it have
+    recorded, in total (``accountant.spent()``): exact when those
+    accountants served only this pipeline, an over-report when they also
+    hold other fits, never an under-report. If such a private estimator has
+    ``accountant=None`` (it charged whatever accountant was in force when it
+    was fitted, which cannot be known afterwards), a ValueError is raised
+    instead.
+
+    The private estimators are found through the estimators' parameters and
+    fitted attributes (lists, tuples and dicts of them included, and
+    scikit-learn's helper objects). A private fit hidden from both, e.g.
+    made inside a function given to ``FunctionTransformer``, is not seen.
+    Basic composition is always valid; an accountant with
     ``composition='gaussian'`` may report a smaller total for the same fits.
 
     Parameters
     ----------
     pipeline : fitted estimator
-        A ``Pipeline``, ``ColumnTransformer``, or a single fitted estimator.
+        A ``Pipeline``, ``ColumnTransformer``, a meta-estimator, or a single
+        fitted estimator.
 
     Returns
     -------
     (epsilon, delta) : tuple of float
-        The sums of the steps' ``privacy_spent_``; ``(0.0, 0.0)`` when no
-        step was charged.
+        The sum of the kept steps' ``privacy_spent_`` and of the totals of
+        the accountants behind meta-estimators (each counted once);
+        ``(0.0, 0.0)`` when nothing was charged.
+
+    Raises
+    ------
+    ValueError
+        If a meta-estimator holds a private estimator with
+        ``accountant=None``.
     """
-    eps, delta = 0.0, 0.0
-    for step in _fitted_steps(pipeline):
-        spent = getattr(step, "privacy_spent_", None)
-        if spent is not None:
-            eps += float(spent[0])
-            delta += float(spent[1])
-    return eps, delta
+    charged, accountants = [], {}
+    _collect_private_fits(pipeline, set(), charged, accountants)
+    eps = [acc.spent()[0] for acc in accountants.values()]
+    delta = [acc.spent()[1] for acc in accountants.values()]
+    for step in charged:
+        if id(_accountant_param(step)) not in accountants:
+            eps.append(float(step.privacy_spent_[0]))
+            delta.append(float(step.privacy_spent_[1]))
+    return float(sum(eps)), float(sum(delta))
 
 
-def _fitted_steps(estimator):
-    yield estimator
-    for _, step in getattr(estimator, "steps", []):
-        if not isinstance(step, str) and step is not None:
-            yield from _fitted_steps(step)
-    for _, step, _ in getattr(estimator, "transformers_", []):
-        if not isinstance(step, str):
-            yield from _fitted_steps(step)
+def _is_private(estimator):
+    """A private estimator: it takes an ``accountant`` (and charges it when fitted)."""
+    return "accountant" in estimator.get_params(deep=False)
+
+
+def _accountant_param(estimator):
+    return estimator.get_params(deep=False).get("accountant")
+
+
+def _collect_private_fits(node, seen, charged, accountants):
+    """Walk a fitted estimator: kept charged fits into ``charged``; accountants to report whole.
+
+    A private estimator is a leaf (its charge covers its fit). Pipelines,
+    feature unions and column transformers keep every step they fit; any
+    other estimator holding private estimators has its accountants put in
+    ``accountants`` (by id), since its discarded fits are known only there.
+    """
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
+    if id(node) in seen:
+        return
+    seen.add(id(node))
+    if isinstance(node, BaseEstimator) and _is_private(node):
+        if getattr(node, "privacy_spent_", None) is not None:
+            charged.append(node)
+        return
+    inner = list(_held_objects(node))
+    if isinstance(node, BaseEstimator) and not isinstance(
+            node, (Pipeline, FeatureUnion, ColumnTransformer)):
+        for private in _private_estimators_within(node):
+            accountant = _accountant_param(private)
+            if accountant is None:
+                raise ValueError(
+                    f"pipeline_privacy_spent: {type(node).__name__} holds the private "
+                    f"estimator {type(private).__name__} with accountant=None. A "
+                    f"meta-estimator may run private fits it does not keep (a search "
+                    "discards every candidate's fits), so its cost can only be read from "
+                    "the accountant those fits charged, and accountant=None charged "
+                    "whichever accountant was in force at fit time, which is not known "
+                    "now. Pass accountant=BudgetAccountant(...) to the private estimators "
+                    "and refit, or read that accountant's spent()."
+                )
+            accountants[id(accountant)] = accountant
+    for obj in inner:
+        _collect_private_fits(obj, seen, charged, accountants)
+
+
+def _private_estimators_within(node):
+    """Every private estimator reachable from ``node`` (not descending into them)."""
+    found, seen, todo = [], {id(node)}, list(_held_objects(node))
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, BaseEstimator) and _is_private(obj):
+            found.append(obj)
+        else:
+            todo.extend(_held_objects(obj))
+    return found
+
+
+def _held_objects(obj):
+    """Estimators and scikit-learn/skdp helper objects held by ``obj``'s attributes.
+
+    Looks into the parameters and fitted attributes (an estimator's
+    ``__dict__``), through lists, tuples, sets and dicts.
+    """
+    stack = list(getattr(obj, "__dict__", {}).values())
+    while stack:
+        value = stack.pop()
+        if isinstance(value, (list, tuple, set, frozenset)):
+            stack.extend(value)
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, BudgetAccountant) or isinstance(value, type):
+            continue
+        elif isinstance(value, BaseEstimator) or (
+                hasattr(value, "__dict__")
+                and type(value).__module__.split(".")[0] in ("sklearn", "skdp")):
+            yield value

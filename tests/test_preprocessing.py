@@ -6,6 +6,9 @@ from unittest import mock
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.ensemble import BaggingClassifier
+from sklearn.model_selection import GridSearchCV
+from sklearn.multiclass import OneVsRestClassifier
 from sklearn.pipeline import make_pipeline
 
 from skdp import BudgetAccountant, DPLogisticRegression
@@ -201,3 +204,61 @@ def test_pipeline_privacy_spent_sums_the_charged_steps():
     assert acc.spent() == pytest.approx((eps, delta))
     assert pipeline_privacy_spent(make_pipeline(BoundedScaler((0, 1))).fit(X)) == (0.0, 0.0)
     assert math.isclose(pipeline_privacy_spent(pipe[-1])[0], 1.0)
+
+
+def _meta_data():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(240, 3))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int) + (X[:, 2] > 0.5)
+    return X, y
+
+
+def _private_logistic(acc, classes):
+    return DPLogisticRegression(epsilon=1.0, classes=classes, accountant=acc, random_state=0)
+
+
+@pytest.mark.parametrize("meta, classes, fits", [
+    # each fit of a clone is charged: 5 bagged fits; 2 candidates x 3 folds + the refit;
+    # one binary fit per class
+    (lambda est: BaggingClassifier(est, n_estimators=5, random_state=0), [0, 1, 2], 5),
+    (lambda est: GridSearchCV(est, {"alpha": [0.01, 0.1]}, cv=3), [0, 1, 2], 7),
+    (lambda est: OneVsRestClassifier(est), [0, 1], 3),
+], ids=["bagging", "grid-search", "one-vs-rest"])
+def test_pipeline_privacy_spent_counts_the_fits_of_meta_estimators(meta, classes, fits):
+    X, y = _meta_data()
+    acc = BudgetAccountant()
+    pipe = make_pipeline(BoundedScaler(bounds=(-1, 1)), meta(_private_logistic(acc, classes)))
+    pipe.fit(X, y)
+    assert len(acc.spends) == fits
+    eps, delta = pipeline_privacy_spent(pipe)
+    assert eps == pytest.approx(fits * 1.0) and delta == pytest.approx(fits * 1e-5)
+    assert (eps, delta) == pytest.approx(acc.spent())
+
+
+def test_pipeline_privacy_spent_counts_each_accountant_once():
+    X, y = _meta_data()
+    acc, other = BudgetAccountant(), BudgetAccountant()
+    pipe = make_pipeline(
+        DPStandardScaler(bounds=(-1, 1), epsilon=0.5, accountant=other, random_state=0),
+        OneVsRestClassifier(_private_logistic(acc, [0, 1])))
+    pipe.fit(X, y)
+    eps, _ = pipeline_privacy_spent(pipe)
+    assert eps == pytest.approx(0.5 + 3.0)
+    # the scaler on the same accountant: its total already holds the scaler's charge,
+    # and the three earlier fits too (an over-report, never an under-report)
+    shared = make_pipeline(
+        DPStandardScaler(bounds=(-1, 1), epsilon=0.5, accountant=acc, random_state=0),
+        OneVsRestClassifier(_private_logistic(acc, [0, 1])))
+    shared.fit(X, y)
+    assert acc.spent()[0] == pytest.approx(3.0 + 0.5 + 3.0)
+    assert pipeline_privacy_spent(shared)[0] == pytest.approx(acc.spent()[0])
+
+
+def test_pipeline_privacy_spent_refuses_a_meta_estimator_on_an_unknown_accountant():
+    X, y = _meta_data()
+    pipe = make_pipeline(OneVsRestClassifier(
+        DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0)))
+    with BudgetAccountant():
+        pipe.fit(X, y)
+    with pytest.raises(ValueError, match="accountant=None"):
+        pipeline_privacy_spent(pipe)
