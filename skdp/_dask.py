@@ -32,7 +32,7 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from .losses import LinearDesign
 
-__all__ = ["is_dask_collection", "as_dask_arrays", "DaskLoss", "DaskNodes",
+__all__ = ["is_dask_collection", "as_dask_arrays", "feature_names", "DaskLoss", "DaskNodes",
            "dask_decision_function"]
 
 
@@ -73,6 +73,41 @@ def _as_array(X, what):
     if any(np.isnan(size) for size in X.chunks[0]):
         X = X.compute_chunk_sizes()  # the number of rows of each block (public)
     return X
+
+
+def feature_names(X):
+    """The column names of a dask dataframe, as scikit-learn records them.
+
+    Parameters
+    ----------
+    X : dask collection
+        The features.
+
+    Returns
+    -------
+    names : ndarray of object or None
+        The columns (public metadata, no value is read) when ``X`` is a
+        dataframe whose column names are all strings; None otherwise, as
+        scikit-learn's ``feature_names_in_``.
+
+    Raises
+    ------
+    TypeError
+        If the column names mix strings and other types (scikit-learn's rule).
+    """
+    columns = getattr(X, "columns", None)
+    if columns is None:
+        return None
+    names = np.asarray(columns, dtype=object)
+    is_str = np.array([isinstance(name, str) for name in names], dtype=bool)
+    if names.size == 0 or not is_str.any():
+        return None
+    if not is_str.all():
+        raise TypeError(
+            "Feature names are only supported if all input features have string names; X "
+            "has column names of several types. Convert them all to str, e.g. "
+            "X.columns = X.columns.astype(str).")
+    return names
 
 
 def as_dask_arrays(X, y=None):
@@ -253,6 +288,9 @@ class _Placement:
         if self.client is None:
             dask, _ = _dask()
             return dask.delayed(fn, pure=False)(self.objects[i], *args)
+        if self.workers[i] is None:
+            # no holder: the block failed (its error is raised by gather) or was lost
+            return self.client.submit(fn, self.futures[i], *args, pure=False)
         # loose restriction: a lost worker's blocks, recomputed elsewhere, still answer
         return self.client.submit(fn, self.futures[i], *args, workers=self.workers[i],
                                   allow_other_workers=True, pure=False)

@@ -11,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from ._base import PrivateEstimatorMixin
 from ._dask import DaskLoss, as_dask_arrays, dask_decision_function, is_dask_collection
+from ._dask import feature_names as dask_feature_names
 from ._dask import public_labels as dask_public_labels
 from .losses import LinearDesign
 from .penalties import PENALTIES
@@ -367,7 +368,12 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
             raise TypeError("y is a dask collection but X is not: pass both as dask "
                             "collections, or both in memory.")
         if is_dask_collection(X):
+            names = dask_feature_names(X)  # a dataframe's columns: public metadata
             X, y = as_dask_arrays(X, y)  # block sizes are metadata; no value is read
+            self._private_fit(X, y)
+            if names is not None:
+                self.feature_names_in_ = names
+            return self
         return self._private_fit(X, y)
 
     def __sklearn_tags__(self):

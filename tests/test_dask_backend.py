@@ -263,3 +263,44 @@ def test_bad_input_is_refused_before_the_charge(case, error, match):
         estimator.fit(X if case == "y_only" else Xd, yd)
     assert accountant.spends == []
     assert not hasattr(estimator, "coef_")
+
+
+def test_nan_block_on_a_distributed_cluster_is_reported_as_nan():
+    X, y = _small()
+    X = X.copy()
+    X[1000, 3] = np.nan                                      # in the last block only
+    Xd, yd = da.from_array(X, chunks=(300, 8)), da.from_array(y, chunks=(300,))
+    accountant = BudgetAccountant()
+    estimator = DPLogisticRegression(accountant=accountant)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                      dashboard_address=None) as cluster, Client(cluster):
+        with pytest.raises(ValueError, match="NaN") as caught:
+            estimator.fit(Xd, yd)
+    assert "allow_other_workers" not in str(caught.value)
+    assert accountant.spends == []
+    assert not hasattr(estimator, "coef_")
+
+
+def test_dataframe_fit_records_feature_names_as_scikit_learn_does():
+    X, y = _small()
+    columns = [f"f{j}" for j in range(8)]
+    frame = dd.from_pandas(pd.DataFrame(X, columns=columns), npartitions=3)
+    memory = DPLogisticRegression(random_state=0, accountant=BudgetAccountant()).fit(
+        pd.DataFrame(X, columns=columns), y)
+    with dask.config.set(scheduler="threads"):
+        model = DPLogisticRegression(random_state=0, accountant=BudgetAccountant()).fit(
+            frame, da.from_array(y, chunks=frame.to_dask_array(lengths=True).chunks[0]))
+        np.testing.assert_array_equal(model.feature_names_in_, memory.feature_names_in_)
+        assert model.feature_names_in_.dtype == object
+        # refitted on an array: the names go, as in scikit-learn
+        model.fit(da.from_array(X, chunks=(400, 8)), da.from_array(y, chunks=(400,)))
+        assert not hasattr(model, "feature_names_in_")
+        unnamed = dd.from_pandas(pd.DataFrame(X), npartitions=3)   # integer column names
+        assert not hasattr(DPLogisticRegression(accountant=BudgetAccountant()).fit(
+            unnamed, da.from_array(y, chunks=unnamed.to_dask_array(lengths=True).chunks[0])),
+            "feature_names_in_")
+        mixed = dd.from_pandas(pd.DataFrame(X, columns=[0] + columns[1:]), npartitions=3)
+        accountant = BudgetAccountant()
+        with pytest.raises(TypeError, match="all input features have string names"):
+            DPLogisticRegression(accountant=accountant).fit(mixed, y)
+        assert accountant.spends == []
