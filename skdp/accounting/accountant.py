@@ -384,7 +384,14 @@ class BudgetAccountant:
         restarts and crashes and is shared by every process and accountant
         that opens the file.  The budget and the composition rule are stored
         in the file on creation; opening an existing ledger with different
-        ones raises ValueError.
+        ones raises ValueError.  A new file is created readable and writable
+        by its owner only (mode 0600, as are SQLite's WAL, shared-memory and
+        journal files next to it).  The accountant remembers which file it
+        opened (its device and inode, and a random id stored in it): once
+        the path no longer holds that file (deleted, moved or replaced),
+        every check, spend and read raises :class:`BudgetError` and nothing
+        is charged, so one budget cannot be split between the old file and
+        a new one; putting the file back resumes it.
     composition : {'basic', 'gaussian'}, default='basic'
         How spends add up (see Notes).  Checked here: ValueError if unknown,
         or if 'gaussian' is asked with a delta outside (0, 1).
