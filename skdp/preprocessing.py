@@ -507,54 +507,71 @@ def _collect_private_fits(node, seen, charged, accountants):
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import FeatureUnion, Pipeline
 
-    if id(node) in seen:
+    if id(node) in seen or isinstance(node, (BudgetAccountant, _AccountantNone)):
         return
     seen.add(id(node))
     if isinstance(node, BaseEstimator) and _is_private(node):
         if getattr(node, "privacy_spent_", None) is not None:
             charged.append(node)
         return
-    inner = list(_held_objects(node))
     if isinstance(node, BaseEstimator) and not isinstance(
             node, (Pipeline, FeatureUnion, ColumnTransformer)):
-        for private in _private_estimators_within(node):
-            accountant = _accountant_param(private)
-            if accountant is None:
-                raise ValueError(
-                    f"pipeline_privacy_spent: {type(node).__name__} holds the private "
-                    f"estimator {type(private).__name__} with accountant=None. A "
-                    f"meta-estimator may run private fits it does not keep (a search "
-                    "discards every candidate's fits), so its cost can only be read from "
-                    "the accountant those fits charged, and accountant=None charged "
-                    "whichever accountant was in force at fit time, which is not known "
-                    "now. Pass accountant=BudgetAccountant(...) to the private estimators "
-                    "and refit, or read that accountant's spent()."
-                )
-            accountants[id(accountant)] = accountant
-    for obj in inner:
+        _add_accountants_within(node, accountants)
+    for obj in _held_objects(node):
         _collect_private_fits(obj, seen, charged, accountants)
 
 
-def _private_estimators_within(node):
-    """Every private estimator reachable from ``node`` (not descending into them)."""
-    found, seen, todo = [], {id(node)}, list(_held_objects(node))
+def _add_accountants_within(node, accountants):
+    """Add to ``accountants`` every accountant a private fit run by ``node`` may have charged.
+
+    When ``node`` holds private estimators (not descending into them): their
+    accountants, and any accountant among its other parameters (e.g. a
+    parameter grid). ValueError where one is None (unknown now).
+    """
+    seen, todo = {id(node)}, list(_held_objects(node))
+    found, private, unknown = {}, False, False
     while todo:
         obj = todo.pop()
         if id(obj) in seen:
             continue
         seen.add(id(obj))
         if isinstance(obj, BaseEstimator) and _is_private(obj):
-            found.append(obj)
-        else:
+            private = True
+            obj = _accountant_param(obj)
+            unknown = unknown or obj is None
+        if isinstance(obj, _AccountantNone):
+            unknown = True
+        elif isinstance(obj, BudgetAccountant):
+            found[id(obj)] = obj
+        elif obj is not None:
             todo.extend(_held_objects(obj))
-    return found
+    if not private:
+        return
+    if unknown:
+        raise ValueError(
+            f"pipeline_privacy_spent: {type(node).__name__} holds a private estimator "
+            "with accountant=None. A meta-estimator may run private fits it does not "
+            "keep (a search discards every candidate's fits), so its cost can only be "
+            "read from the accountant those fits charged, and accountant=None charged "
+            "whichever accountant was in force at fit time, which is not known now. "
+            "Pass accountant=BudgetAccountant(...) to the private estimators and "
+            "refit, or read that accountant's spent()."
+        )
+    accountants.update(found)
+
+
+class _AccountantNone:
+    """Marks an ``accountant`` parameter set to None in a parameter grid or dict."""
 
 
 def _held_objects(obj):
-    """Estimators and scikit-learn/skdp helper objects held by ``obj``'s attributes.
+    """Estimators, helper objects and accountants held by ``obj``'s attributes.
 
-    Looks into the parameters and fitted attributes (an estimator's
-    ``__dict__``), through lists, tuples, sets and dicts.
+    Looks into the parameters and fitted attributes (an object's
+    ``__dict__``), through lists, tuples, sets and dicts: estimators,
+    scikit-learn's and skdp's helper objects, :class:`BudgetAccountant`
+    objects, and a ``_AccountantNone`` for a dict entry ``'...accountant'``
+    that is or lists None (a parameter grid over the accountant).
     """
     stack = list(getattr(obj, "__dict__", {}).values())
     while stack:
@@ -562,10 +579,13 @@ def _held_objects(obj):
         if isinstance(value, (list, tuple, set, frozenset)):
             stack.extend(value)
         elif isinstance(value, dict):
-            stack.extend(value.values())
-        elif isinstance(value, BudgetAccountant) or isinstance(value, type):
-            continue
-        elif isinstance(value, BaseEstimator) or (
-                hasattr(value, "__dict__")
+            for key, item in value.items():
+                if isinstance(key, str) and key.endswith("accountant") and (
+                        item is None or (isinstance(item, (list, tuple))
+                                         and any(v is None for v in item))):
+                    yield _AccountantNone()
+                stack.append(item)
+        elif isinstance(value, (BaseEstimator, BudgetAccountant)) or (
+                hasattr(value, "__dict__") and not isinstance(value, type)
                 and type(value).__module__.split(".")[0] in ("sklearn", "skdp")):
             yield value

@@ -262,3 +262,18 @@ def test_pipeline_privacy_spent_refuses_a_meta_estimator_on_an_unknown_accountan
         pipe.fit(X, y)
     with pytest.raises(ValueError, match="accountant=None"):
         pipeline_privacy_spent(pipe)
+
+
+def test_pipeline_privacy_spent_reads_accountants_from_a_parameter_grid():
+    X, y = _meta_data()
+    acc, other = BudgetAccountant(), BudgetAccountant()
+    search = GridSearchCV(_private_logistic(acc, [0, 1, 2]), {"accountant": [acc, other]}, cv=2)
+    search.fit(X, y)
+    assert len(acc.spends) + len(other.spends) == 2 * 2 + 1  # 2 candidates x 2 folds + refit
+    eps, delta = pipeline_privacy_spent(make_pipeline(search))
+    assert eps == pytest.approx(acc.spent()[0] + other.spent()[0]) == 5.0
+    unknown = GridSearchCV(_private_logistic(acc, [0, 1, 2]), {"accountant": [None, acc]}, cv=2)
+    with BudgetAccountant():
+        unknown.fit(X, y)
+    with pytest.raises(ValueError, match="accountant=None"):
+        pipeline_privacy_spent(unknown)
