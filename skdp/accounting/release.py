@@ -297,10 +297,16 @@ def release_operator(matvec, size, mechanism, sensitivity, rng, *, what):
     """
     scale = _noise_scale(mechanism, sensitivity)
     size = int(size)
-    upper = np.triu_indices(size)
-    E = np.zeros((size, size))
-    E[upper] = _draw_noise(mechanism, scale, rng, len(upper[0]))
-    E += np.triu(E, 1).T
+    # the draws in release_symmetric's order (diagonal, then the strict upper
+    # triangle by rows): the same generator state gives the same E
+    noise = np.asarray(_draw_noise(mechanism, scale, rng, size * (size + 1) // 2),
+                       dtype=np.float64)
+    upper = np.triu_indices(size, 1)
+    E = np.empty((size, size))
+    E[np.diag_indices(size)] = noise[:size]
+    E[upper] = noise[size:]
+    E[upper[1], upper[0]] = noise[size:]
+    del noise
     _record(what, mechanism, sensitivity, (size, size), None, None)
 
     def noisy_matvec(v):
