@@ -210,12 +210,13 @@ def _node_message(loss, W, seed, rate, clip_norm, base):
     The same draws as :class:`~skdp.solvers.PrivateShards` makes for a node
     simulated in memory: the sample from the node's stream, then the noise.
     """
+    from .accounting.release import release
     from .solvers._queries import poisson_positions
 
     rng = np.random.default_rng(seed)
     idx = poisson_positions(rng, loss.n_samples, rate)
     G = loss.clipped_grad_sum(W, clip_norm, idx=idx, norm=base.sensitivity_norm)
-    return G + base.sample(rng, clip_norm, G.shape)
+    return release(G, base, clip_norm, rng, what="node message")
 
 
 def _call(loss, method, args, kwargs, rows):

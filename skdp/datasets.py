@@ -123,6 +123,7 @@ def make_ill_conditioned_classification(n_samples=60000, n_features=20, random_s
     >>> X.shape, round(float(y.mean()), 1)
     ((1000, 20), 0.1)
     """
+    # public randomness: synthetic data, drawn from its own seed, releases nothing
     rng = np.random.default_rng(random_state)
     s = np.logspace(0, -2, n_features)
     X = rng.standard_normal((n_samples, n_features)) * s + 0.5 * s

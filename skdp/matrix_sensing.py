@@ -141,6 +141,7 @@ def make_matrix_sensing(n_samples=400, shape=(20, 20), rank=3, noise=0.01, rando
             or not np.isfinite(noise) or noise < 0):
         raise ValueError(f"noise must be a finite number >= 0, got {noise!r}.")
     rng = make_rng(random_state)
+    # public randomness: synthetic data, drawn from its own seed, releases nothing
     U = rng.standard_normal((p, rank))
     V = rng.standard_normal((q, rank))
     X_star = U @ V.T
@@ -148,6 +149,16 @@ def make_matrix_sensing(n_samples=400, shape=(20, 20), rank=3, noise=0.01, rando
     A = rng.normal(0.0, 1.0 / np.sqrt(p * q), size=(n_samples, p * q))
     y = A @ X_star.ravel() + rng.normal(0.0, noise, size=n_samples)
     return A, y, X_star
+
+
+def public_random_factors(rng, p, q, rank):
+    """A random start ``(U0, V0)`` with i.i.d. ``N(0, INIT_SCALE^2)`` entries.
+
+    Public randomness: the start is drawn before any data is read and does not
+    depend on it, so it is not a release.
+    """
+    return (rng.normal(0.0, INIT_SCALE, size=(p, rank)),
+            rng.normal(0.0, INIT_SCALE, size=(q, rank)))
 
 
 class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
@@ -468,8 +479,7 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
     def _initial_coef(self, loss, rng):
         # U = V = 0 is an exact saddle: start from small public random factors
         (p, q), rank = loss.shape, loss.rank
-        U0 = rng.normal(0.0, INIT_SCALE, size=(p, rank))
-        V0 = rng.normal(0.0, INIT_SCALE, size=(q, rank))
+        U0, V0 = public_random_factors(rng, p, q, rank)
         return loss.pack(U0, V0, 0.0)
 
     def _set_coef(self, W, loss):

@@ -246,7 +246,9 @@ class _PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Ba
     @staticmethod
     def _release_score(correct, n_val, mechanism, rng):
         """Noisy validation accuracy: the correct count (sensitivity 1) plus noise."""
-        return (correct + float(mechanism.sample(rng, 1.0, None))) / n_val
+        from .accounting.release import release  # the release door
+
+        return release(float(correct), mechanism, 1.0, rng, what="validation score") / n_val
 
     # -- delegation to the released model ------------------------------------
     @available_if(_estimator_has("predict"))

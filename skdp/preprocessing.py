@@ -384,8 +384,11 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
         sens_1 = float(np.linalg.norm(half, ord=norm))
         sens_2 = float(np.linalg.norm(half ** 2, ord=norm))
         noise = noise_mechanism(delta)(z)
-        s1 = centred.sum(axis=0) + noise.sample(rng, sens_1, (d,))
-        s2 = np.einsum("ij,ij->j", centred, centred) + noise.sample(rng, sens_2, (d,))
+        from .accounting.release import release  # the release door
+
+        s1 = release(centred.sum(axis=0), noise, sens_1, rng, what="DPStandardScaler sum")
+        s2 = release(np.einsum("ij,ij->j", centred, centred), noise, sens_2, rng,
+                     what="DPStandardScaler sum of squares")
         shift = np.clip(s1 / n, -half, half)
         var = np.clip(s2 / n - shift ** 2, (half / 100.0) ** 2, half ** 2)
         self.lower_, self.upper_ = lower, upper

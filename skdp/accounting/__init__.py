@@ -7,6 +7,8 @@ Describe what a private algorithm runs as a tree of mechanisms
 :func:`get_epsilon` / :func:`get_rdp`, find the noise for a target budget
 with :func:`calibrate`, and charge it to a :class:`BudgetAccountant`
 (composition ``'basic'`` or ``'gaussian'``, both valid privacy filters).
+Every noisy value is then produced by the release door, :func:`release`
+(module :mod:`skdp.accounting.release`), which :func:`recording` can watch.
 
 Neighbouring datasets are zero-out neighbours (Kairouz et al. 2021): one
 record is replaced by a null record that contributes nothing; n is public, a
@@ -26,6 +28,15 @@ from .accountant import (
 from .calibrate import calibrate
 from .filter import PrivacyFilter, best_order
 from .mechanisms import *  # noqa: F401,F403  (the mechanism classes, see mechanisms.__all__)
+from .release import (
+    Release,
+    recording,
+    release,
+    release_operator,
+    release_symmetric,
+    secret_run_count,
+    sparse_vector_components,
+)
 from .rdp import DEFAULT_ORDERS, get_delta, get_epsilon, get_rdp, rdp_to_epsilon
 
 __all__ = [
@@ -44,4 +55,11 @@ __all__ = [
     "context_accountant",
     "current_accountant",
     "get_default_accountant",
+    "Release",
+    "recording",
+    "release",
+    "release_symmetric",
+    "release_operator",
+    "sparse_vector_components",
+    "secret_run_count",
 ]

@@ -172,28 +172,6 @@ class Gaussian(Mechanism):
             self, "noise_multiplier", _real(self.noise_multiplier, "noise_multiplier", "Gaussian")
         )
 
-    def sample(self, rng, sensitivity, shape):
-        r"""Draw the noise of one release of a query with that L2 sensitivity.
-
-        Parameters
-        ----------
-        rng : numpy.random.Generator
-            The source of the noise (a fit's own noise stream).
-        sensitivity : float
-            The query's L2 sensitivity :math:`\Delta_2` (public, in the units
-            of the query).
-        shape : int, tuple of int or None
-            Shape of the query's value; None draws a single float.
-
-        Returns
-        -------
-        noise : ndarray or float
-            Independent :math:`\mathcal{N}(0, \sigma^2)` draws with
-            :math:`\sigma` = ``noise_multiplier * sensitivity``, to add to the
-            exact query value.
-        """
-        return rng.normal(0.0, self.noise_multiplier * sensitivity, size=shape)
-
 
 @dataclass(frozen=True, slots=True)
 class Laplace(Mechanism):
@@ -226,27 +204,6 @@ class Laplace(Mechanism):
         object.__setattr__(
             self, "noise_multiplier", _real(self.noise_multiplier, "noise_multiplier", "Laplace")
         )
-
-    def sample(self, rng, sensitivity, shape):
-        r"""Draw the noise of one release of a query with that L1 sensitivity.
-
-        Parameters
-        ----------
-        rng : numpy.random.Generator
-            The source of the noise (a fit's own noise stream).
-        sensitivity : float
-            The query's L1 sensitivity :math:`\Delta_1` (public, in the units
-            of the query).
-        shape : int, tuple of int or None
-            Shape of the query's value; None draws a single float.
-
-        Returns
-        -------
-        noise : ndarray or float
-            Independent Laplace draws of scale ``noise_multiplier *
-            sensitivity``, to add to the exact query value.
-        """
-        return rng.laplace(0.0, self.noise_multiplier * sensitivity, size=shape)
 
     @property
     def epsilon(self) -> float:
@@ -820,12 +777,9 @@ class RepeatAndSelect(Mechanism):
             :math:`\eta = 0`, else a negative binomial draw conditioned on
             being >= 1).
         """
-        if self.shape == 0:
-            return int(rng.logseries(1.0 - self.gamma))
-        while True:
-            k = int(rng.negative_binomial(self.shape, self.gamma))
-            if k >= 1:
-                return k
+        from .release import secret_run_count  # the door draws every private sample
+
+        return secret_run_count(self, rng)
 
 
 def truncated_negative_binomial_mean(gamma: float, shape: float) -> float:

@@ -1,7 +1,7 @@
 """PrivateQueries: the only way from a solver to the data.
 
-Every method draws its noise together with its mechanism and counts it
-against the plan: a query the plan does not provide for raises
+Every method draws its noise together with its mechanism, through the
+release door (:func:`skdp.accounting.release`), and counts it against the plan: a query the plan does not provide for raises
 :class:`QueryBudgetError` *before* it touches the data, so a solver bug that
 queries too much is caught, never leaked. No method returns an unnoised
 value computed from the data.
@@ -40,6 +40,12 @@ from ..accounting import (
     PrivacyFilter,
     Repeated,
     SparseVector,
+)
+from ..accounting.release import (
+    release,
+    release_operator,
+    release_symmetric,
+    sparse_vector_components,
 )
 
 __all__ = ["PrivateQueries", "PrivateBatch", "PrivateDuals", "PrivateShards", "QueryBudgetError",
@@ -290,16 +296,14 @@ class PrivateQueries:
         ValueError
             Without a public row bound (``data_norm``) or with ``delta = 0``.
         """
-        sigma = self._second_moment_noise("noisy_gram", noise_multiplier)
-        G = np.asarray(self._loss.gram_sum(), dtype=np.float64)
-        p = G.shape[0]
-        E = np.triu(self._rng.normal(0.0, sigma / np.sqrt(2.0), size=(p, p)), 1)
-        E = E + E.T
-        E[np.diag_indices(p)] = self._rng.normal(0.0, sigma, size=p)
-        return (G + E) / self._spec.n_samples
+        base, R2 = self._second_moment_noise("noisy_gram", noise_multiplier)
+        G = release_symmetric(self._loss.gram_sum(), base, R2, self._rng, what="Gram matrix",
+                              off_diagonal_scale=np.sqrt(2.0))
+        G /= self._spec.n_samples
+        return G
 
     def _second_moment_noise(self, name, noise_multiplier):
-        """Check a second-moment query, consume its Gaussian; its noise scale ``z R^2``."""
+        """Check a second-moment query, consume its Gaussian; the Gaussian and ``R^2``."""
         spec = self._spec
         if spec.row_bound is None:
             raise ValueError(f"{name} needs a public bound on the row norms: set data_norm.")
@@ -307,7 +311,7 @@ class PrivateQueries:
         if base.sensitivity_norm != 2:
             raise ValueError(f"{name} needs Gaussian noise (delta > 0).")
         self._consume(self.batch_cost(base, 1.0))
-        return float(noise_multiplier) * float(spec.row_bound) ** 2
+        return base, float(spec.row_bound) ** 2
 
     def noisy_gram_diagonal(self, noise_multiplier):
         r"""Noisy diagonal of the rows' second moment, over ``n``: one Gaussian mechanism.
@@ -331,9 +335,11 @@ class PrivateQueries:
         ValueError
             Without a public row bound (``data_norm``) or with ``delta = 0``.
         """
-        sigma = self._second_moment_noise("noisy_gram_diagonal", noise_multiplier)
-        D = np.asarray(self._loss.gram_diagonal_sum(), dtype=np.float64)
-        return (D + self._rng.normal(0.0, sigma, size=D.shape)) / self._spec.n_samples
+        base, R2 = self._second_moment_noise("noisy_gram_diagonal", noise_multiplier)
+        D = release(self._loss.gram_diagonal_sum(), base, R2, self._rng,
+                    what="Gram diagonal")
+        D /= self._spec.n_samples
+        return D
 
     def duals(self, ascent_step, ascent_steps):
         """The per-record duals of the loss's minimax form, held here, never released.
@@ -534,8 +540,9 @@ class PrivateBatch:
         C = spec.clip_norm if clip_norm is None else float(clip_norm)
         extra = {} if duals is None else {"duals": duals._for(q)[0]}
         G = q._loss.clipped_grad_sum(W, C, idx=self._idx, norm=base.sensitivity_norm, **extra)
-        G += base.sample(q._rng, C, G.shape)
-        return G / self.expected_size
+        G = release(G, base, C, q._rng, what="noisy gradient")
+        G /= self.expected_size
+        return G
 
     def noisy_gradient_difference(self, W, W_prev, noise_multiplier, clip_norm, *, duals=None):
         r"""Noisy sum of clipped per-example gradient differences, over ``rate * n``.
@@ -583,8 +590,9 @@ class PrivateBatch:
             extra["duals"], extra["duals_prev"] = duals._for(q)
         G = q._loss.clipped_grad_diff_sum(W, W_prev, C, idx=self._idx,
                                           norm=base.sensitivity_norm, **extra)
-        G += base.sample(q._rng, C, G.shape)
-        return G / self.expected_size
+        G = release(G, base, C, q._rng, what="noisy gradient difference")
+        G /= self.expected_size
+        return G
 
     def noisy_mean_loss(self, W, noise_multiplier, loss_clip):
         r"""Noisy sum of per-example losses clipped to ``[0, loss_clip]``, over ``rate * n``.
@@ -616,7 +624,7 @@ class PrivateBatch:
         self._consume(base)
         C = float(loss_clip)
         total = q._loss.clipped_loss_sum(W, C, self._idx)
-        return (total + float(base.sample(q._rng, C, ()))) / self.expected_size
+        return release(total, base, C, q._rng, what="noisy loss sum") / self.expected_size
 
     def noisy_hessian_eigenpair(self, W, noise_multiplier, hessian_clip, *,
                                 public_diagonal=None, dense_limit=2000):
@@ -634,8 +642,10 @@ class PrivateBatch:
         is a public diagonal (the penalty's Hessian). Only the smallest
         eigenvalue and its unit eigenvector are returned (post-processing of
         :math:`\tilde H`): by dense ``scipy.linalg.eigh`` up to
-        ``dense_limit`` parameters, else by Lanczos (``eigsh``) on
-        Hessian-vector products plus ``E`` (which is still drawn whole).
+        ``dense_limit`` parameters (the triangle released by
+        :func:`~skdp.accounting.release_symmetric`), else by Lanczos
+        (``eigsh``) on Hessian-vector products plus ``E`` (drawn whole by
+        :func:`~skdp.accounting.release_operator`).
 
         Parameters
         ----------
@@ -670,14 +680,12 @@ class PrivateBatch:
                 f"noisy_hessian_eigenpair needs a finite hessian_clip > 0, got {hessian_clip!r}.")
         self._consume(base)
         C, m, P = float(hessian_clip), self.expected_size, spec.n_params
-        noise = q._rng.normal(0.0, noise_multiplier * C, size=(P, P))
-        E = np.triu(noise) + np.triu(noise, 1).T
-        del noise
         diag = (np.zeros(P) if public_diagonal is None
                 else np.asarray(public_diagonal, dtype=np.float64).ravel())
         if P <= dense_limit:
-            H = q._loss.hessian(W, C, self._idx)
-            H += E
+            # the upper triangle (diagonal included) of the clipped sum, sensitivity C_H
+            H = release_symmetric(q._loss.hessian(W, C, self._idx), base, C, q._rng,
+                                  what="Hessian", off_diagonal_scale=1.0)
             H /= m
             H[np.diag_indices(P)] += diag
             value, vector = sla.eigh(H, subset_by_index=[0, 0])
@@ -685,13 +693,18 @@ class PrivateBatch:
         else:
             shape = spec.coef_shape
 
+            def exact_matvec(v):
+                return q._loss.hessian_matvec(W, v.reshape(shape), C, self._idx).ravel()
+
+            # H is never formed: the door's second entry adds the same noise to its products
+            noisy_matvec = release_operator(exact_matvec, P, base, C, q._rng, what="Hessian")
+
             def matvec(v):
                 v = np.ravel(v)
-                hv = q._loss.hessian_matvec(W, v.reshape(shape), C, self._idx).ravel()
-                return (hv + E @ v) / m + diag * v
+                return noisy_matvec(v) / m + diag * v
 
             operator = spla.LinearOperator((P, P), matvec=matvec, dtype=np.float64)
-            start = q._rng.standard_normal(P)
+            start = public_eigsh_start(q._rng, P)
             values, vectors = spla.eigsh(operator, k=1, which="SA", v0=start, tol=1e-6)
             value, vector = float(values[0]), vectors[:, 0]
         vector = vector / np.linalg.norm(vector)
@@ -758,18 +771,11 @@ class PrivateBatch:
         self._consume(mechanism)
         q = self._queries
         rng, loss, C = q._rng, q._loss, float(loss_clip)
-        if isinstance(mechanism, SparseVector):
-            threshold = rng.laplace(0.0, C * mechanism.threshold_scale)
-
-            def noise():
-                return rng.laplace(0.0, C * mechanism.query_scale)
-            limit = None
-        else:
-            threshold = rng.normal(0.0, C * mechanism.threshold_multiplier)
-
-            def noise():
-                return rng.normal(0.0, C * mechanism.query_multiplier)
-            limit = mechanism.max_queries
+        threshold_noise, query_noise = sparse_vector_components(mechanism)
+        # the public threshold 0, released with the threshold noise
+        threshold = release(0.0, threshold_noise, C, rng, what="sparse vector threshold",
+                            part_of=mechanism)
+        limit = None if isinstance(mechanism, SparseVector) else mechanism.max_queries
 
         if clip == "values":
             reference = loss.clipped_loss_sum(W, C, self._idx)
@@ -792,9 +798,15 @@ class PrivateBatch:
                         f"above_threshold: a candidate's own clip must lie in (0, loss_clip] "
                         f"= (0, {C}] with clip='decrease', got {c_k!r} with clip={clip!r}.")
                 value = (C / c_k) * (decrease(W_k, c_k) + offset)
-            if value + noise() >= threshold:
+            if release(value, query_noise, C, rng, what="sparse vector query",
+                       part_of=mechanism) >= threshold:
                 return k
         return None
+
+
+def public_eigsh_start(rng, size):
+    """Lanczos's start vector: public randomness (it only steers the eigen-solver), no release."""
+    return rng.standard_normal(size)
 
 
 #: up to this many records, a node samples with one coin per record; above,
@@ -953,6 +965,7 @@ class PrivateShards:
             G = self._remote.messages(active, coefs, seeds, rates, C, base)
         else:
             G, rngs = self._node_sums(active, coefs, seeds, C, base.sensitivity_norm)
+            # a loop over the round's active nodes (public, few): each node's own noise
             for k, rng in enumerate(rngs):
-                G[k] += base.sample(rng, C, G[k].shape)
+                G[k] = release(G[k], base, C, rng, what="node message")
         return active, mixing, G / self.local_batch_size

@@ -419,7 +419,7 @@ class RecursiveGradientDescentAscent(Solver):
                     break
                 else:
                     escaping, anchor, since, sum_sq = True, x, 0, 0.0
-                    x = x + _uniform_ball(rng, x.shape, d["radius"])
+                    x = x + public_uniform_ball(rng, x.shape, d["radius"])
             else:
                 since += 1
                 sum_sq += norm * norm
@@ -440,8 +440,12 @@ class RecursiveGradientDescentAscent(Solver):
                             attributes={"n_escapes_": n_escape})
 
 
-def _uniform_ball(rng, shape, radius):
-    """A point uniform in the ball of ``radius`` (public randomness, no data)."""
+def public_uniform_ball(rng, shape, radius):
+    """A point uniform in the ball of ``radius``.
+
+    Public randomness: a perturbation direction, drawn independently of the
+    data, is not a release (it is not noise on a value computed from the data).
+    """
     u = rng.standard_normal(shape)
     size = int(np.prod(shape))
     return radius * rng.random() ** (1.0 / size) * u / np.linalg.norm(u)

@@ -53,6 +53,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import optimize, special
 
+from ..accounting import Gaussian, release
+
 __all__ = [
     "AuditResult",
     "clopper_pearson",
@@ -865,7 +867,9 @@ def audit_gaussian_mechanism(noise_multiplier=None, *, epsilon=None, delta=1e-5,
         z = float(noise_multiplier)
     true_eps = gaussian_epsilon(z, delta)
     rng = np.random.default_rng(random_state)
-    scores_out = rng.normal(0.0, z, size=int(n_runs))
-    scores_in = 1.0 + rng.normal(0.0, z, size=int(n_runs))
+    # each run is one release of the query 0 (out) or 1 (in) through the door itself
+    mechanism = Gaussian(z)
+    scores_out = release(np.zeros(int(n_runs)), mechanism, 1.0, rng, what="audit run")
+    scores_in = release(np.ones(int(n_runs)), mechanism, 1.0, rng, what="audit run")
     return audit_scores(scores_out, scores_in, delta, claimed_epsilon=true_eps,
                         confidence=confidence, selection_fraction=selection_fraction)
