@@ -52,7 +52,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import AccountedMixin, PrivateEstimatorMixin
-from ._seeding import noise_generator, seed_key
+from ._seeding import covered_stream, noise_generator, seed_key
 from .accounting import (
     AnyOf,
     BudgetAccountant,
@@ -82,11 +82,20 @@ def _estimator_has(attr):
 
 
 def _covered_fit(estimator, rng, X, y):
-    """A fit already covered by the search's charge: a fresh accountant of its
-    own (the released model's then holds one spend, never the number of
-    trials) and a seed drawn from the search's stream."""
-    return clone(estimator).set_params(
-        accountant=BudgetAccountant(), random_state=int(rng.integers(2**63 - 1))).fit(X, y)
+    """A fit already covered by the search's charge.
+
+    It runs with a fresh accountant of its own (the released model's then
+    holds one spend, never the number of trials), silent (a line per trial
+    would release the number of trials, which the selection theorem needs
+    hidden), and draws its noise from a child of the search's stream passed
+    through :func:`~skdp._seeding.covered_stream`: the model keeps the
+    template's ``random_state`` and ``verbose``, and holds no seed that
+    would replay its noise.
+    """
+    model = clone(estimator).set_params(accountant=BudgetAccountant(), verbose=0)
+    with covered_stream(rng.bit_generator.seed_seq.spawn(1)[0]):
+        model.fit(X, y)
+    return model.set_params(verbose=estimator.verbose)
 
 
 class _PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, BaseEstimator):
@@ -199,11 +208,12 @@ class _PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Ba
             raise ValueError(
                 f"{type(self).__name__}: y has {len(labels)} class; a classifier needs at "
                 "least 2 (or pass the public label set as classes= to the estimator).")
-        unknown = ~np.isin(y, labels)
-        if unknown.any():
+        if not np.isin(y, labels).all():
+            # the message quotes no label of y: they are private
             raise ValueError(
-                f"{type(self).__name__}: y holds labels outside the estimator's classes="
-                f"{list(labels)} (e.g. {y[unknown][0]!r}); pass classes= covering every label.")
+                f"{type(self).__name__}: y holds labels that are not in the estimator's "
+                "classes=; pass classes= covering every label that can occur in y (the "
+                "label set is public), or drop those records before fitting.")
         n_samples, n_features = X.shape
         (n_train, n_val, estimators, scores, selection, mechanism,
          epsilon, delta) = self._plan(candidates, n_samples, n_features, labels)
@@ -241,6 +251,11 @@ class _PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Ba
         self.classes_ = model.classes_
         self.n_train_, self.n_validation_ = n_train, n_val
         self.privacy_spent_ = (epsilon, delta)
+        if getattr(self.estimator, "verbose", 0):
+            # released quantities only: never the number of trials
+            print(f"[{type(self).__name__}] chose {self.best_params_} (noisy validation "
+                  f"accuracy {self.best_score_:.4g}); the whole search charged "
+                  f"epsilon={epsilon:.4g} delta={delta:.3g} once")
         return self
 
     @staticmethod
