@@ -379,12 +379,17 @@ _SEARCH_PARAMS_DOC = r"""
     random_state : None, int, RandomState or Generator, default=None
         Seeds the split, the number of trials, the candidates drawn, the
         score noise and each trial's fit (never shared between two charged
-        searches, see :mod:`skdp`).
+        searches, see :mod:`skdp`). The trials and the refit run silent,
+        whatever the estimator's ``verbose`` (one line per trial would
+        release the number of trials); with ``verbose`` set the search
+        prints one line of released values.
 
     Attributes
     ----------
     best_estimator_ : estimator
-        The released model (see ``refit``).
+        The released model (see ``refit``). It keeps the estimator's own
+        ``random_state`` and ``verbose``: its noise was drawn from the
+        search's stream and no seed on it replays that noise.
     best_params_ : dict
         Its parameters.
     best_score_ : float
@@ -446,7 +451,7 @@ class PrivateGridSearchCV(_PrivateSearchBase):
     >>> search.best_params_
     {'alpha': 0.0001}
     >>> round(search.best_score_, 3)
-    0.932
+    0.65
     >>> eps, delta = search.privacy_spent_
     >>> round(eps, 3), delta
     (1.05, 1e-05)
@@ -504,9 +509,9 @@ class PrivateRandomizedSearchCV(_PrivateSearchBase):
     ...     DPLogisticRegression(epsilon=0.5), {"alpha": loguniform(1e-5, 1e-1)},
     ...     n_iter=4, accountant=acc, random_state=0).fit(X, y)
     >>> round(float(search.best_params_["alpha"]), 5)
-    0.00151
+    0.00258
     >>> round(search.best_score_, 3)
-    0.878
+    0.875
     >>> eps, delta = search.privacy_spent_
     >>> round(eps, 3), delta
     (1.178, 1e-05)
