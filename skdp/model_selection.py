@@ -49,7 +49,7 @@ from sklearn.base import (
 )
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._base import AccountedMixin, PrivateEstimatorMixin
 from ._seeding import covered_stream, noise_generator, seed_key
@@ -67,6 +67,7 @@ from .validation import (
     Boolean,
     InstanceOf,
     Interval,
+    validate_data,
     validate_params,
 )
 

@@ -24,7 +24,7 @@ from numbers import Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .exceptions import warn_if_delta_voids_guarantee
 from ._base import AccountedMixin, n_columns, n_rows
@@ -35,6 +35,7 @@ from .validation import (
     RANDOM_STATE,
     InstanceOf,
     Interval,
+    validate_data,
     validate_params,
 )
 
