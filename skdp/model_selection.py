@@ -62,6 +62,7 @@ from .accounting import (
     get_epsilon,
     noise_mechanism,
 )
+from .exceptions import warn_if_seed_replays, warn_labels_read_from_y
 from .validation import (
     RANDOM_STATE,
     Boolean,
@@ -218,7 +219,11 @@ class _PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Ba
         n_samples, n_features = X.shape
         (n_train, n_val, estimators, scores, selection, mechanism,
          epsilon, delta) = self._plan(candidates, n_samples, n_features, labels)
-        record = self._accountant_in_force().charge(
+        accountant = self._accountant_in_force()
+        warn_if_seed_replays(self.random_state, accountant, type(self).__name__)
+        if getattr(self.estimator, "classes", None) is None:
+            warn_labels_read_from_y(type(self).__name__)
+        record = accountant.charge(
             epsilon, delta, mechanism=mechanism,
             label=f"{type(self).__name__}({type(self.estimator).__name__})",
             seed_key=seed_key(self.random_state))
