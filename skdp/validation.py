@@ -233,12 +233,12 @@ _VALUE_KINDS = (
      "information) or drop those records before fitting."),
     (re.compile(r"infinity|too large", re.I),
      "infinity or a value too large for {dtype}",
-     "drop those records, or clip the features to public bounds "
+     "Drop those records, or clip the features to public bounds "
      "(skdp.preprocessing.BoundedScaler) before fitting."),
     (re.compile(r"Complex data not supported"),
      "a complex number",
-     "pass real numbers (e.g. the real part, or real and imaginary parts as two "
-     "features)."),
+     "Complex data not supported: pass real numbers (e.g. the real and imaginary "
+     "parts as two features)."),
 )
 
 #: parts of scikit-learn's structural messages that print the data
@@ -265,45 +265,50 @@ def _column_label(X, j):
     return f"column {j}"
 
 
-def _offending_column(X, kind):
-    """The first column of a 2-D X holding a value of ``kind``, or None.
+def _holds(values, kind):
+    """Whether a 1-D array of cells holds a value of ``kind`` (vectorised)."""
+    try:
+        numbers = np.asarray(values, dtype=np.float64)
+    except (ValueError, TypeError, OverflowError):
+        return kind == "a string that is not a number"
+    if kind == "NaN":
+        return bool(np.isnan(numbers).any())
+    if kind.startswith("infinity"):
+        return bool(np.isinf(numbers).any())
+    return False
 
-    Runs only after a check has failed; it reads X column by column, vectorised
-    within a column, and returns the column's index, never a value or a row.
+
+def _locate(X, kind):
+    """Where an input holds a value of ``kind``: (found, column index or None).
+
+    Runs only after a check has failed. A 2-D input is read column by
+    column (vectorised within a column) for the first such column; a 1-D
+    input (y) as a whole. Never a value or a row.
     """
     try:
         if sp.issparse(X):
+            if kind != "NaN" and not kind.startswith("infinity"):
+                return False, None
             X = X.tocoo()
-            values, cols = np.asarray(X.data), np.asarray(X.col)
-            if kind == "NaN":
-                bad = cols[np.isnan(values)]
-            elif kind.startswith("infinity"):
-                bad = cols[np.isinf(values)]
-            else:
-                return None
-            return int(bad.min()) if bad.size else None
+            values = np.asarray(X.data)
+            bad = np.asarray(X.col)[np.isnan(values) if kind == "NaN" else np.isinf(values)]
+            return (True, int(bad.min())) if bad.size else (False, None)
         frame_columns = getattr(X, "columns", None)
         if frame_columns is not None and hasattr(X, "iloc"):
             columns = (X.iloc[:, j].to_numpy() for j in range(len(frame_columns)))
         else:
-            A = np.asarray(X, dtype=object) if not isinstance(X, np.ndarray) else X
+            A = X if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
+            if A.ndim == 1:
+                return _holds(A, kind), None
             if A.ndim != 2:
-                return None
+                return False, None
             columns = (A[:, j] for j in range(A.shape[1]))
         for j, column in enumerate(columns):
-            try:
-                numbers = np.asarray(column, dtype=np.float64)
-            except (ValueError, TypeError, OverflowError):
-                if kind == "a string that is not a number":
-                    return j
-                continue
-            if kind == "NaN" and np.isnan(numbers).any():
-                return j
-            if kind.startswith("infinity") and np.isinf(numbers).any():
-                return j
-    except Exception:  # the column is a courtesy: the error is raised anyway
-        return None
-    return None
+            if _holds(column, kind):
+                return True, j
+    except Exception:  # where it is is a courtesy: the error is raised anyway
+        return False, None
+    return False, None
 
 
 def _redacted(error, args, kwargs, names):
@@ -315,16 +320,15 @@ def _redacted(error, args, kwargs, names):
         if not pattern.search(message):
             continue
         data = _data_arguments(args, kwargs, names)
-        name, where = (data[0][0] if data else "X"), ""
         said = re.search(r"Input (\w+) contains", message)
-        if said:
-            name = said.group(1)
+        name, where = (said.group(1) if said else data[0][0] if data else "the input"), ""
         for candidate, value in data:
             if said and candidate != name:
                 continue
-            j = _offending_column(value, kind) if getattr(value, "ndim", 2) == 2 else None
-            if j is not None:
-                name, where = candidate, f" (in {_column_label(value, j)})"
+            found, j = _locate(value, kind)
+            if found:
+                name = candidate
+                where = "" if j is None else f" (in {_column_label(value, j)})"
                 break
         dtype = re.search(r"dtype\('(\w+)'\)", message)
         kind = kind.format(dtype=dtype.group(1) if dtype else "float64")

@@ -1193,7 +1193,7 @@ def test_audit_of_the_private_search_released_model_stays_below_its_claim():
 def test_seed_path_audit_passes_and_catches_a_released_seed():
     # the attacker holds the released model and D: with the seed on the model
     # the replay tells the neighbours apart with certainty (the bound reaches
-    # the ceiling of 60 runs, 2.5, far above the search's claim of about 1.1)
+    # the ceiling of 60 runs, 2.5, far above the search's claim of 1.05)
     result = _search_audit(_replay_distance, n_runs=60)
     assert result.epsilon_lower_bound <= result.claimed_epsilon, result.summary()
     leaky = _search_audit(_replay_distance, n_runs=60, run_context=search_releasing_its_seeds)

@@ -181,3 +181,13 @@ def test_the_wrapper_keeps_the_type_and_drops_the_chain():
     with pytest.raises(TypeError) as info:
         redact_data_errors(check, names=("X",))(SECRET)
     assert info.value.__context__ is None and info.value.__suppress_context__
+
+
+def test_a_string_in_y_is_named_as_y():
+    X, y = _clean()
+    y = y.astype(object)
+    y[ROW] = SECRET
+    with pytest.raises(ValueError, match=r"Input y contains a string that is not a number\.") \
+            as info:
+        DPMatrixSensing(shape=(2, 2), rank=1, accountant=BudgetAccountant()).fit(X, y)
+    assert SECRET not in str(info.value)
