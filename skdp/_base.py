@@ -31,6 +31,7 @@ in force where the search started; else the process default.
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.base import is_classifier
 
 from .validation import (
     NONNEGATIVE,
@@ -44,7 +45,11 @@ from .validation import (
 )
 from ._seeding import noise_generator, seed_key
 from ._dask import is_dask_collection
-from .exceptions import warn_if_delta_voids_guarantee
+from .exceptions import (
+    warn_if_delta_voids_guarantee,
+    warn_if_seed_replays,
+    warn_labels_read_from_y,
+)
 from .accounting import BudgetAccountant, context_accountant, current_accountant, get_epsilon
 from .penalties import PENALTIES, make_penalty
 from .solvers import (
@@ -281,6 +286,9 @@ class PrivateEstimatorMixin(AccountedMixin):
         if is_dask_collection(X):
             self._check_dask_solver(solver)
         warn_if_delta_voids_guarantee(self.delta, n, type(self).__name__, stacklevel=5)
+        warn_if_seed_replays(self.random_state, accountant, type(self).__name__, stacklevel=5)
+        if is_classifier(self) and getattr(self, "classes", None) is None:
+            warn_labels_read_from_y(type(self).__name__, stacklevel=5)
         spec = self._problem_spec(solver, n, n_features, self._public_labels(y))
         plan = solver.plan(spec)  # once: this plan is what is checked and charged
         solver.check_backend(spec, "dask" if is_dask_collection(X) else "memory")

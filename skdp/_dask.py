@@ -27,10 +27,9 @@ import functools
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils import check_array
-from sklearn.utils.multiclass import check_classification_targets
 
 from .losses import LinearDesign
+from .validation import check_array, check_classification_targets  # errors quote no value
 
 __all__ = ["is_dask_collection", "as_dask_arrays", "feature_names", "DaskLoss", "DaskNodes",
            "dask_decision_function"]

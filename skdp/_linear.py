@@ -6,8 +6,7 @@ from numbers import Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._base import PrivateEstimatorMixin
 from ._dask import DaskLoss, as_dask_arrays, dask_decision_function, is_dask_collection
@@ -16,7 +15,13 @@ from ._dask import public_labels as dask_public_labels
 from .losses import LinearDesign
 from .penalties import PENALTIES
 from .solvers import available_solvers
-from .validation import Interval, StrOptions
+from .validation import (
+    Interval,
+    StrOptions,
+    check_classification_targets,
+    column_or_1d,
+    validate_data,
+)
 
 __all__ = ["PrivateLinearClassifier"]
 
@@ -139,7 +144,9 @@ def _encode_labels(y, classes):
     try:
         # a loop over the distinct labels of y (found vectorised), not over examples
         codes = np.array([lookup[label] for label in present.tolist()], dtype=np.intp)
-    except (KeyError, TypeError):
+    except (KeyError, TypeError):  # the KeyError holds a label of y: not chained below
+        codes = None
+    if codes is None:
         # the message quotes no label or count of y: they are private
         raise ValueError(
             "y contains labels that are not in classes=; pass every label that can occur "

@@ -16,14 +16,49 @@ two such fits on neighbouring data cancels the noise). The rule here:
   a fresh accountant with the same history. (The process default accountant
   keeps ``seed_index = 0``, scikit-learn's "same seed, same model", and
   reports an infinite epsilon once a seed is used twice.)
+
+A fit run inside a private search is already covered by the search's one
+charge. Its noise must not be replayable from the released model, so it is
+drawn from a child of the search's own stream, passed through
+:func:`covered_stream` (a context variable, stored on no object): for the
+duration of such a fit :func:`noise_generator` ignores ``random_state`` and
+:func:`seed_key` records no key, so the model keeps the user's own
+``random_state`` and nothing on it or its accountant replays its noise.
 """
 
+import contextlib
+import contextvars
 import hashlib
 import numbers
 
 import numpy as np
 
-__all__ = ["seed_key", "noise_generator"]
+__all__ = ["seed_key", "noise_generator", "covered_stream"]
+
+#: the SeedSequence the noise of a covered fit is spawned from (None outside one)
+_COVERED = contextvars.ContextVar("skdp_covered_stream", default=None)
+
+
+@contextlib.contextmanager
+def covered_stream(seed_sequence):
+    """Draw the noise of the charged fits run inside from children of ``seed_sequence``.
+
+    For fits already covered by an enclosing charge (the trials and the
+    refit of a private search): each :func:`noise_generator` call inside
+    spawns a fresh child, whatever the fit's ``random_state``, and
+    :func:`seed_key` returns None. The stream lives in a context variable
+    only, so the fitted model holds no seed of its noise.
+
+    Parameters
+    ----------
+    seed_sequence : numpy.random.SeedSequence
+        A child of the enclosing charge's noise stream.
+    """
+    token = _COVERED.set(seed_sequence)
+    try:
+        yield
+    finally:
+        _COVERED.reset(token)
 
 
 def _feed(h, obj):
@@ -63,8 +98,10 @@ def seed_key(random_state):
     """Digest of a seed (hex), or None for ``random_state=None``.
 
     Reads the state of a ``RandomState`` / ``Generator`` without advancing it.
+    Inside :func:`covered_stream` there is no key: the fit's noise does not
+    come from ``random_state``.
     """
-    if random_state is None:
+    if random_state is None or _COVERED.get() is not None:
         return None
     h = hashlib.blake2b(digest_size=16)
     _feed(h, _state(random_state))
@@ -95,7 +132,12 @@ def noise_generator(random_state, seed_index):
     Returns
     -------
     rng : numpy.random.Generator
+        Inside :func:`covered_stream`: a fresh child of the covered stream,
+        whatever ``random_state`` is.
     """
+    covered = _COVERED.get()
+    if covered is not None:
+        return np.random.default_rng(covered.spawn(1)[0])
     if random_state is None:
         return np.random.default_rng()
     index = 0 if seed_index is None else int(seed_index)

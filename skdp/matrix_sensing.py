@@ -8,10 +8,11 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._base import PrivateEstimatorMixin
 from ._validation import make_rng
+from .validation import validate_data
 from .losses import LinearDesign, MatrixSensingLoss
 
 __all__ = ["DPMatrixSensing", "make_matrix_sensing"]

@@ -49,10 +49,10 @@ from sklearn.base import (
 )
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._base import AccountedMixin, PrivateEstimatorMixin
-from ._seeding import noise_generator, seed_key
+from ._seeding import covered_stream, noise_generator, seed_key
 from .accounting import (
     AnyOf,
     BudgetAccountant,
@@ -62,11 +62,13 @@ from .accounting import (
     get_epsilon,
     noise_mechanism,
 )
+from .exceptions import warn_if_seed_replays, warn_labels_read_from_y
 from .validation import (
     RANDOM_STATE,
     Boolean,
     InstanceOf,
     Interval,
+    validate_data,
     validate_params,
 )
 
@@ -82,11 +84,20 @@ def _estimator_has(attr):
 
 
 def _covered_fit(estimator, rng, X, y):
-    """A fit already covered by the search's charge: a fresh accountant of its
-    own (the released model's then holds one spend, never the number of
-    trials) and a seed drawn from the search's stream."""
-    return clone(estimator).set_params(
-        accountant=BudgetAccountant(), random_state=int(rng.integers(2**63 - 1))).fit(X, y)
+    """A fit already covered by the search's charge.
+
+    It runs with a fresh accountant of its own (the released model's then
+    holds one spend, never the number of trials), silent (a line per trial
+    would release the number of trials, which the selection theorem needs
+    hidden), and draws its noise from a child of the search's stream passed
+    through :func:`~skdp._seeding.covered_stream`: the model keeps the
+    template's ``random_state`` and ``verbose``, and holds no seed that
+    would replay its noise.
+    """
+    model = clone(estimator).set_params(accountant=BudgetAccountant(), verbose=0)
+    with covered_stream(rng.bit_generator.seed_seq.spawn(1)[0]):
+        model.fit(X, y)
+    return model.set_params(verbose=estimator.verbose)
 
 
 class _PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, BaseEstimator):
@@ -199,15 +210,20 @@ class _PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Ba
             raise ValueError(
                 f"{type(self).__name__}: y has {len(labels)} class; a classifier needs at "
                 "least 2 (or pass the public label set as classes= to the estimator).")
-        unknown = ~np.isin(y, labels)
-        if unknown.any():
+        if not np.isin(y, labels).all():
+            # the message quotes no label of y: they are private
             raise ValueError(
-                f"{type(self).__name__}: y holds labels outside the estimator's classes="
-                f"{list(labels)} (e.g. {y[unknown][0]!r}); pass classes= covering every label.")
+                f"{type(self).__name__}: y holds labels that are not in the estimator's "
+                "classes=; pass classes= covering every label that can occur in y (the "
+                "label set is public), or drop those records before fitting.")
         n_samples, n_features = X.shape
         (n_train, n_val, estimators, scores, selection, mechanism,
          epsilon, delta) = self._plan(candidates, n_samples, n_features, labels)
-        record = self._accountant_in_force().charge(
+        accountant = self._accountant_in_force()
+        warn_if_seed_replays(self.random_state, accountant, type(self).__name__)
+        if getattr(self.estimator, "classes", None) is None:
+            warn_labels_read_from_y(type(self).__name__)
+        record = accountant.charge(
             epsilon, delta, mechanism=mechanism,
             label=f"{type(self).__name__}({type(self.estimator).__name__})",
             seed_key=seed_key(self.random_state))
@@ -241,6 +257,11 @@ class _PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Ba
         self.classes_ = model.classes_
         self.n_train_, self.n_validation_ = n_train, n_val
         self.privacy_spent_ = (epsilon, delta)
+        if getattr(self.estimator, "verbose", 0):
+            # released quantities only: never the number of trials
+            print(f"[{type(self).__name__}] chose {self.best_params_} (noisy validation "
+                  f"accuracy {self.best_score_:.4g}); the whole search charged "
+                  f"epsilon={epsilon:.4g} delta={delta:.3g} once")
         return self
 
     @staticmethod
@@ -366,12 +387,17 @@ _SEARCH_PARAMS_DOC = r"""
     random_state : None, int, RandomState or Generator, default=None
         Seeds the split, the number of trials, the candidates drawn, the
         score noise and each trial's fit (never shared between two charged
-        searches, see :mod:`skdp`).
+        searches, see :mod:`skdp`). The trials and the refit run silent,
+        whatever the estimator's ``verbose`` (one line per trial would
+        release the number of trials); with ``verbose`` set the search
+        prints one line of released values.
 
     Attributes
     ----------
     best_estimator_ : estimator
-        The released model (see ``refit``).
+        The released model (see ``refit``). It keeps the estimator's own
+        ``random_state`` and ``verbose``: its noise was drawn from the
+        search's stream and no seed on it replays that noise.
     best_params_ : dict
         Its parameters.
     best_score_ : float
@@ -433,7 +459,7 @@ class PrivateGridSearchCV(_PrivateSearchBase):
     >>> search.best_params_
     {'alpha': 0.0001}
     >>> round(search.best_score_, 3)
-    0.932
+    0.65
     >>> eps, delta = search.privacy_spent_
     >>> round(eps, 3), delta
     (1.05, 1e-05)
@@ -491,9 +517,9 @@ class PrivateRandomizedSearchCV(_PrivateSearchBase):
     ...     DPLogisticRegression(epsilon=0.5), {"alpha": loguniform(1e-5, 1e-1)},
     ...     n_iter=4, accountant=acc, random_state=0).fit(X, y)
     >>> round(float(search.best_params_["alpha"]), 5)
-    0.00151
+    0.00258
     >>> round(search.best_score_, 3)
-    0.878
+    0.875
     >>> eps, delta = search.privacy_spent_
     >>> round(eps, 3), delta
     (1.178, 1e-05)

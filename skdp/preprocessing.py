@@ -24,9 +24,9 @@ from numbers import Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from .exceptions import warn_if_delta_voids_guarantee
+from .exceptions import warn_if_delta_voids_guarantee, warn_if_seed_replays
 from ._base import AccountedMixin, n_columns, n_rows
 from ._seeding import seed_key
 from .accounting import BudgetAccountant, Repeated, calibrate, noise_mechanism
@@ -35,6 +35,7 @@ from .validation import (
     RANDOM_STATE,
     InstanceOf,
     Interval,
+    validate_data,
     validate_params,
 )
 
@@ -370,6 +371,7 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
         z = calibrate(self._mechanism, float(self.epsilon), delta)
         mechanism = self._mechanism(z)
         accountant = self._accountant_in_force()
+        warn_if_seed_replays(self.random_state, accountant, "DPStandardScaler", stacklevel=4)
         accountant.check(self.epsilon, self.delta, mechanism=mechanism)
         X = validate_data(self, X, dtype=[np.float64, np.float32])
         if X.shape[1] != lower.size:

@@ -16,12 +16,26 @@ and :func:`validate_params` checks a dict of values against it, raising a
 ValueError that names the parameter, the value and what is accepted. The
 checks read parameters only, never data, so a bad value costs no privacy.
 scikit-learn's own validator lives in a private module; this is skdp's.
+
+The data itself is validated by scikit-learn's checks, run through
+:func:`redact_data_errors`: their errors name what is wrong (the kind of
+value, the column when it is public) but never quote a value of the data or
+its row, which are private.
 """
 
+import functools
 import math
+import re
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import check_array as _sklearn_check_array
+from sklearn.utils.multiclass import (
+    check_classification_targets as _sklearn_check_classification_targets,
+)
+from sklearn.utils.validation import column_or_1d as _sklearn_column_or_1d
+from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
 __all__ = [
     "POSITIVE",
@@ -36,6 +50,7 @@ __all__ = [
     "Boolean",
     "Callable",
     "validate_params",
+    "redact_data_errors",
 ]
 
 
@@ -203,3 +218,166 @@ UNIT_INTERVAL_OPEN = Interval(Real, 0, 1, closed="neither")
 RANDOM_STATE = [None, Interval(Integral, 0, None, closed="left"),
                 InstanceOf(np.random.RandomState, np.random.Generator,
                            name="a numpy RandomState or Generator")]
+
+
+# -- the data: third-party checks whose errors quote no value ---------------
+#: messages about a value of a given kind: (pattern, the kind, the remedy)
+_VALUE_KINDS = (
+    (re.compile(r"could not convert|invalid literal|Unable to parse", re.I),
+     "a string that is not a number",
+     "skdp estimators take numbers only: encode or drop that column before fitting "
+     "(e.g. with sklearn.compose.ColumnTransformer)."),
+    (re.compile(r"contains NaN|Input contains NaN"),
+     "NaN",
+     "skdp estimators do not accept missing values: impute them (on public "
+     "information) or drop those records before fitting."),
+    (re.compile(r"infinity|too large", re.I),
+     "infinity or a value too large for {dtype}",
+     "Drop those records, or clip the features to public bounds "
+     "(skdp.preprocessing.BoundedScaler) before fitting."),
+    (re.compile(r"Complex data not supported"),
+     "a complex number",
+     "Complex data not supported: pass real numbers (e.g. the real and imaginary "
+     "parts as two features)."),
+)
+
+#: parts of scikit-learn's structural messages that print the data
+_DATA_DUMPS = (
+    re.compile(r":?\s*array=.*?(?=\.?\s*Reshape your data)", re.S),  # 1-D / scalar input
+    re.compile(r":?\s*array=.*", re.S),
+    re.compile(r"`[^`]*`"),                                    # "got scalar `array(5.)`"
+)
+
+
+def _data_arguments(args, kwargs, names):
+    """(name, value) of the data passed to a check: positional after an
+    estimator (if any), then keywords."""
+    values = [a for a in args if not hasattr(a, "get_params")]
+    found = list(zip(names, values))
+    found += [(k, kwargs[k]) for k in names if k in kwargs]
+    return [(name, value) for name, value in found if value is not None]
+
+
+def _column_label(X, j):
+    columns = getattr(X, "columns", None)
+    if columns is not None and all(isinstance(c, str) for c in columns):
+        return f"column {j} ({columns[j]!r})"  # a feature name: public, like feature_names_in_
+    return f"column {j}"
+
+
+def _holds(values, kind):
+    """Whether a 1-D array of cells holds a value of ``kind`` (vectorised)."""
+    try:
+        numbers = np.asarray(values, dtype=np.float64)
+    except (ValueError, TypeError, OverflowError):
+        return kind == "a string that is not a number"
+    if kind == "NaN":
+        return bool(np.isnan(numbers).any())
+    if kind.startswith("infinity"):
+        return bool(np.isinf(numbers).any())
+    return False
+
+
+def _locate(X, kind):
+    """Where an input holds a value of ``kind``: (found, column index or None).
+
+    Runs only after a check has failed. A 2-D input is read column by
+    column (vectorised within a column) for the first such column; a 1-D
+    input (y) as a whole. Never a value or a row.
+    """
+    try:
+        if sp.issparse(X):
+            if kind != "NaN" and not kind.startswith("infinity"):
+                return False, None
+            X = X.tocoo()
+            values = np.asarray(X.data)
+            bad = np.asarray(X.col)[np.isnan(values) if kind == "NaN" else np.isinf(values)]
+            return (True, int(bad.min())) if bad.size else (False, None)
+        frame_columns = getattr(X, "columns", None)
+        if frame_columns is not None and hasattr(X, "iloc"):
+            columns = (X.iloc[:, j].to_numpy() for j in range(len(frame_columns)))
+        else:
+            A = X if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
+            if A.ndim == 1:
+                return _holds(A, kind), None
+            if A.ndim != 2:
+                return False, None
+            columns = (A[:, j] for j in range(A.shape[1]))
+        for j, column in enumerate(columns):
+            if _holds(column, kind):
+                return True, j
+    except Exception:  # where it is is a courtesy: the error is raised anyway
+        return False, None
+    return False, None
+
+
+def _redacted(error, args, kwargs, names):
+    """An error of ``error``'s type saying what ``error`` says, without data values."""
+    message = str(error)
+    owner = next((type(a).__name__ for a in args if hasattr(a, "get_params")), None)
+    prefix = f"{owner}: " if owner else ""
+    for pattern, kind, remedy in _VALUE_KINDS:
+        if not pattern.search(message):
+            continue
+        data = _data_arguments(args, kwargs, names)
+        said = re.search(r"Input (\w+) contains", message)
+        name, where = (said.group(1) if said else data[0][0] if data else "the input"), ""
+        for candidate, value in data:
+            if said and candidate != name:
+                continue
+            found, j = _locate(value, kind)
+            if found:
+                name = candidate
+                where = "" if j is None else f" (in {_column_label(value, j)})"
+                break
+        dtype = re.search(r"dtype\('(\w+)'\)", message)
+        kind = kind.format(dtype=dtype.group(1) if dtype else "float64")
+        return type(error)(f"{prefix}Input {name} contains {kind}{where}. {remedy}")
+    for dump in _DATA_DUMPS:
+        message = dump.sub("", message)
+    return type(error)(message)
+
+
+def redact_data_errors(check, names=("X", "y")):
+    """Wrap a third-party data check so that its errors quote no value of the data.
+
+    scikit-learn's and numpy's validation messages quote the offending cell
+    ("could not convert string to float: 'HIV-positive: ...'") or print
+    the input. The wrapped check raises an error of the same type (ValueError
+    or TypeError, so scikit-learn's estimator checks still recognise it)
+    naming the kind of value (a string that is not a number, NaN, infinity)
+    and the column when it can be found (its index, and its name when the
+    columns have string names, as ``feature_names_in_``), never the value or
+    the row. The original error is not chained (``raise ... from None`` from
+    outside the handler: neither ``__cause__`` nor ``__context__`` is set).
+
+    Parameters
+    ----------
+    check : callable
+        The check, e.g. :func:`sklearn.utils.validation.validate_data`.
+    names : tuple of str, default=("X", "y")
+        The names of the data arguments, in order (an estimator passed first
+        is skipped).
+
+    Returns
+    -------
+    checked : callable
+        ``check`` with the same signature and return value.
+    """
+    @functools.wraps(check)
+    def checked(*args, **kwargs):
+        try:
+            return check(*args, **kwargs)
+        except (ValueError, TypeError) as exc:
+            error = _redacted(exc, args, kwargs, names)
+        raise error from None
+
+    return checked
+
+
+# scikit-learn's data checks as skdp calls them (every fit, transform and predict)
+validate_data = redact_data_errors(_sklearn_validate_data)
+check_array = redact_data_errors(_sklearn_check_array, names=("X",))
+column_or_1d = redact_data_errors(_sklearn_column_or_1d, names=("y",))
+check_classification_targets = redact_data_errors(_sklearn_check_classification_targets,
+                                                  names=("y",))

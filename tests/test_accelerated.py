@@ -711,7 +711,8 @@ def test_poisson_batches_through_the_estimator_use_the_planned_split(small_data,
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         est = DPLogisticRegression(solver="nesterov", batch_size=100, max_iter=60,
-                                   delta=delta, accountant=acc, random_state=0).fit(X, y)
+                                   delta=delta, accountant=acc, random_state=0,
+                                   classes=[0, 1]).fit(X, y)
     assert est.n_iter_ == 60
     charged = acc.spends[0].mechanism
     assert "PoissonSampled" in repr(charged)

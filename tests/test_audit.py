@@ -48,11 +48,13 @@ from unittest import mock
 
 import numpy as np
 import pytest
+import sklearn.base
 from scipy import stats
 
 import skdp
 from skdp import testing as skdp_testing
 from skdp._base import PrivateEstimatorMixin
+from skdp.model_selection import PrivateGridSearchCV
 from skdp.solvers import available_solvers
 from skdp.testing import (
     audit_estimator,
@@ -1125,3 +1127,74 @@ def test_audit_of_a_label_seen_once():
                              n_runs=quick_runs(steps),
                              random_state=4, n_jobs=N_JOBS, run_context=cached_calibration)
     assert result.epsilon_lower_bound <= CLAIMED_EPSILON, result.summary()
+
+
+# --------------------------------------------------------------------------
+# The private search: its released model, and the seed path (issue 38, item 1)
+# --------------------------------------------------------------------------
+#: D: the first feature carries nothing, the second separates the labels; the
+#: canary (1, 0) with label 1 moves only the first coefficient
+SEARCH_X = np.repeat([[0.0, 1.0], [0.0, -1.0]], 10, axis=0)
+SEARCH_Y = np.repeat([1, 0], 10)
+SEARCH_CANARY = ([1.0, 0.0], 1)
+
+
+def _search():
+    # a cheap search: 20 rows, one candidate, 1.5 trials expected, then the refit
+    # (the user's seed 7 on the estimator, as scikit-learn users set it by habit)
+    return PrivateGridSearchCV(
+        skdp.DPLogisticRegression(epsilon=0.5, fit_intercept=False, clip_norm=0.01,
+                                  max_iter=5, classes=[0, 1], random_state=7),
+        {"alpha": [1e-4]}, n_trials=1.5, refit=True, validation_size=0.5)
+
+
+def _released_coef(search):
+    return float(search.best_estimator_.coef_[0, 0])
+
+
+def _replay_distance(search):
+    """The seed-path attack: refit a clone of the released model, charged to a
+    fresh accountant, on D; a model fitted on D with replayable noise is
+    reproduced exactly (distance 0), one fitted on D + canary is not."""
+    model = search.best_estimator_
+    again = sklearn.base.clone(model).set_params(accountant=skdp.BudgetAccountant())
+    again.fit(SEARCH_X, SEARCH_Y)
+    return float(np.max(np.abs(model.coef_ - again.coef_)))
+
+
+def _covered_fit_releasing_its_seed(estimator, rng, X, y):
+    """The old ``_covered_fit``: the model keeps the seed the search drew for it."""
+    return sklearn.base.clone(estimator).set_params(
+        accountant=skdp.BudgetAccountant(), random_state=int(rng.integers(2**63 - 1))
+    ).fit(X, y)
+
+
+@contextlib.contextmanager
+def search_releasing_its_seeds():
+    """A negative control: the search's models carry their drawn seeds again."""
+    from skdp import model_selection
+
+    with cached_calibration(), mock.patch.object(
+            model_selection, "_covered_fit", _covered_fit_releasing_its_seed):
+        yield
+
+
+def _search_audit(statistic, n_runs, run_context=cached_calibration):
+    return audit_estimator(_search(), SEARCH_X, SEARCH_Y, *SEARCH_CANARY, statistic,
+                           n_runs=n_runs, random_state=11, n_jobs=N_JOBS,
+                           run_context=run_context)
+
+
+def test_audit_of_the_private_search_released_model_stays_below_its_claim():
+    result = _search_audit(_released_coef, n_runs=60)
+    assert result.epsilon_lower_bound <= result.claimed_epsilon, result.summary()
+
+
+def test_seed_path_audit_passes_and_catches_a_released_seed():
+    # the attacker holds the released model and D: with the seed on the model
+    # the replay tells the neighbours apart with certainty (the bound reaches
+    # the ceiling of 60 runs, 2.5, far above the search's claim of 1.05)
+    result = _search_audit(_replay_distance, n_runs=60)
+    assert result.epsilon_lower_bound <= result.claimed_epsilon, result.summary()
+    leaky = _search_audit(_replay_distance, n_runs=60, run_context=search_releasing_its_seeds)
+    assert leaky.epsilon_lower_bound > 2 * leaky.claimed_epsilon, leaky.summary()

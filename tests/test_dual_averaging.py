@@ -260,7 +260,7 @@ def test_paper_noise_formula():
 
 def test_paper_calibration_warns_where_valid_and_refuses_elsewhere():
     X, y = _blobs(400)  # 20 nodes of 20 records
-    common = dict(solver="dual_averaging", epsilon=1.0, random_state=0)
+    common = dict(solver="dual_averaging", epsilon=1.0, random_state=0, classes=[0, 1])
     params = {"calibration": "paper", "local_batch_size": 1.0, "gossip": "nodes"}
     acc = skdp.BudgetAccountant()
     # the paper's 3 epochs: Theorem 1's noise is far below what epsilon 1 needs

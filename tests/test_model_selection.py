@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 from scipy import special, stats
+from sklearn.base import clone
 from sklearn.datasets import load_breast_cancer
 from sklearn.linear_model import LogisticRegression
 
@@ -18,6 +19,7 @@ from skdp.accounting import (
     get_rdp,
     mechanism_from_dict,
 )
+from skdp._seeding import noise_generator
 from skdp.datasets import documented_bounds
 from skdp.model_selection import PrivateGridSearchCV, PrivateRandomizedSearchCV
 from skdp.preprocessing import BoundedScaler
@@ -179,9 +181,11 @@ def test_bad_search_parameters_cost_nothing(cancer, kwargs, error, match):
 def test_labels_outside_classes_are_refused_before_the_charge(cancer):
     X, y = cancer
     acc = BudgetAccountant()
-    with pytest.raises(ValueError, match="outside the estimator's classes"):
+    y = np.where(y == 1, 7331, y)
+    with pytest.raises(ValueError, match="not in the estimator's classes=") as info:
         PrivateGridSearchCV(DPLogisticRegression(classes=[0, 2]), GRID,
                             accountant=acc).fit(X, y)
+    assert "7331" not in str(info.value)  # the labels of y are private
     assert acc.spends == []
 
 
@@ -191,6 +195,111 @@ def test_non_private_estimator_is_refused(cancer):
         PrivateGridSearchCV(LogisticRegression(), {"C": [1.0]}).fit(X, y)
     with pytest.raises(ValueError, match="grid is empty"):
         PrivateGridSearchCV(DPLogisticRegression(), []).fit(X, y)
+
+
+# -- the released model holds no seed of its noise (issue 38, item 1) ----------
+def _training_part(search, n_samples):
+    """The rows a seeded search trained its trials on (its split is drawn first
+    from its stream, which a fresh accountant starts at seed_index 0)."""
+    order = noise_generator(search.random_state, 0).permutation(n_samples)
+    return np.sort(order[search.n_validation_:])
+
+
+def _refit_clone(model, X, y):
+    """The attack: refit the released model's clone, charged to a fresh accountant."""
+    return clone(model).set_params(accountant=BudgetAccountant()).fit(X, y)
+
+
+_SEARCHES = {
+    "grid": lambda **kw: PrivateGridSearchCV(
+        DPLogisticRegression(epsilon=0.5, random_state=11), GRID, **kw),
+    "grid-refit": lambda **kw: PrivateGridSearchCV(
+        DPLogisticRegression(epsilon=0.5, random_state=11), GRID, refit=True, **kw),
+    "randomized": lambda **kw: PrivateRandomizedSearchCV(
+        DPLinearSVC(epsilon=0.5), {"alpha": stats.loguniform(1e-5, 1e-1)}, n_iter=3, **kw),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_SEARCHES))
+def test_released_model_does_not_replay_its_noise(cancer, kind):
+    X, y = cancer
+    search = _SEARCHES[kind](accountant=BudgetAccountant(), random_state=0).fit(X, y)
+    model = search.best_estimator_
+    # the model keeps the user's own random_state, not a seed drawn by the search
+    assert model.get_params()["random_state"] == search.estimator.random_state
+    rows = np.arange(len(y)) if search.refit else _training_part(search, len(y))
+    replay = _refit_clone(model, X[rows], y[rows])
+    assert np.max(np.abs(replay.coef_ - model.coef_)) > 1e-3
+    # nor does its accountant record a key derived from a drawn seed
+    assert [s.seed_key for s in model.accountant.spends] == [None]
+
+
+def _held_randomness(obj, seen=None, path="search"):
+    """(path, value) of every generator, seed sequence, ``random_state`` and
+    integer beyond 2**32 (a drawn 63-bit seed) reachable from obj's attributes."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, (np.random.Generator, np.random.RandomState,
+                        np.random.BitGenerator, np.random.SeedSequence)):
+        return [(path, obj)]
+    if isinstance(obj, (int, np.integer)) and not isinstance(obj, bool) and abs(obj) > 2**32:
+        return [(path, obj)]
+    if isinstance(obj, dict):
+        items = obj.items()
+    elif isinstance(obj, (list, tuple, set, frozenset)):
+        items = enumerate(obj)
+    elif hasattr(obj, "__dict__") and not isinstance(obj, type):
+        items = vars(obj).items()
+    else:
+        return []
+    found = []
+    for key, value in items:
+        if key == "random_state":
+            found.append((f"{path}.{key}", value))
+        else:
+            found += _held_randomness(value, seen, f"{path}.{key}")
+    return found
+
+
+@pytest.mark.parametrize("kind", sorted(_SEARCHES))
+def test_nothing_in_the_fitted_search_holds_the_drawn_seeds(cancer, kind):
+    X, y = cancer
+    search = _SEARCHES[kind](accountant=BudgetAccountant(), random_state=0).fit(X, y)
+    own = search.estimator.random_state  # the user's seed of the estimator (11 or None)
+    held = {path: value for path, value in _held_randomness(search)
+            if not path.startswith("search.param_distributions")}  # the user's scipy dists
+    assert held.pop("search.random_state") == 0  # the user's seed of the search
+    assert held and all(value == own for value in held.values()), held
+
+
+def test_a_seeded_search_is_still_reproducible_as_a_whole(cancer):
+    X, y = cancer
+    runs = [_SEARCHES["grid-refit"](accountant=BudgetAccountant(), random_state=5).fit(X, y)
+            for _ in range(2)]
+    assert runs[0].best_params_ == runs[1].best_params_
+    assert runs[0].best_score_ == runs[1].best_score_
+    np.testing.assert_array_equal(runs[0].best_estimator_.coef_, runs[1].best_estimator_.coef_)
+
+
+def test_verbose_estimator_inside_a_search_prints_no_trial(cancer, capsys):
+    # one line per trial would release the number of trials K, which the
+    # selection theorem needs hidden; the search prints one line of released values
+    X, y = cancer
+    search = PrivateGridSearchCV(DPLogisticRegression(epsilon=0.5, verbose=1), GRID,
+                                 n_trials=8, refit=True, accountant=BudgetAccountant(),
+                                 random_state=0).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("[PrivateGridSearchCV] chose")
+    assert "(charged)" not in lines[0] and "trial" not in lines[0]
+    assert search.best_estimator_.get_params()["verbose"] == 1  # the user's value
+    # and the line is the same whatever K was drawn: the same search on other seeds
+    for seed in (1, 2):
+        PrivateGridSearchCV(DPLogisticRegression(epsilon=0.5, verbose=1), GRID,
+                            n_trials=8, accountant=BudgetAccountant(),
+                            random_state=seed).fit(X, y)
+        assert len(capsys.readouterr().out.splitlines()) == 1
 
 
 # -- an empirical audit of the selection ---------------------------------------
