@@ -8,6 +8,8 @@ an n-sized vector to the driver.
 
 import numpy as np
 
+from ._float64_sums import float64_total
+
 __all__ = ["BatchSums"]
 
 
@@ -57,7 +59,7 @@ class BatchSums:
         """
         C = float(loss_clip)
         values = self.loss_values(W, idx, loss_clip=C)
-        return float(np.sum(np.nan_to_num(values, nan=C, posinf=C, neginf=0.0)))
+        return float64_total(np.nan_to_num(values, nan=C, posinf=C, neginf=0.0))
 
     def clipped_decrease(self, W, loss_clip, idx=None):
         """The sum of per-example decreases from ``W``, each clipped to ``[-C, C]``.
@@ -87,6 +89,6 @@ class BatchSums:
             with np.errstate(invalid="ignore"):
                 d = reference - self.loss_values(V, idx)
             d = np.nan_to_num(d, nan=0.0, posinf=C, neginf=-C)
-            return float(np.sum(np.clip(d, -C, C)))
+            return float64_total(np.clip(d, -C, C))
 
         return decrease
