@@ -39,8 +39,10 @@ SUM_ROWS = 16384
 #: sqrt(n)`` rows keep it below 4e-10 C at every n (one block up to 32,768 rows)
 _CSR_ROWS_SCALE = 2.0 ** 22.5
 _CSR_ROWS_MIN = 1024
-#: rows per block of a sum of values (numpy adds a block pairwise)
+#: rows per block of a sum of values (numpy adds a block of a 1-D array pairwise,
+#: the rows of a 2-D one one after the other)
 _TOTAL_ROWS = 1 << 16
+_TOTAL_ROWS_2D = 1 << 12
 #: partial sums kept before they are added (bounds the memory of a long pass)
 _BUFFER_BYTES = 1 << 23
 #: partials below this leave room for ``sigma`` (no overflow in the extraction)
@@ -227,21 +229,23 @@ def transpose_product(X, R, rows=None, blocks=None):
     return acc.value()
 
 
-def column_totals(A, rows=_TOTAL_ROWS):
-    """``A.sum(axis=0)`` of a float64 array: pairwise sums per block, blocks added accurately.
+def column_totals(A, rows=None):
+    """``A.sum(axis=0)`` of a float64 array: sums per block, blocks added accurately.
 
     Parameters
     ----------
     A : ndarray of shape (n,) or (n, k)
         The terms, one row per record.
-    rows : int
-        Rows per block.
+    rows : int or None
+        Rows per block; None for 65,536 (1-D, summed pairwise) or 4,096 (2-D).
 
     Returns
     -------
     float64 scalar (0-d ndarray) or ndarray of shape (k,)
     """
     A = np.asarray(A, dtype=np.float64)
+    if rows is None:
+        rows = _TOTAL_ROWS if A.ndim == 1 else _TOTAL_ROWS_2D
     if A.shape[0] <= rows:
         return np.asarray(A.sum(axis=0))
     return np.asarray(_accurate_sum(np.add.reduceat(A, np.arange(0, A.shape[0], rows), axis=0)))
