@@ -28,8 +28,7 @@ import scipy.sparse as sp
 from sklearn.utils import check_array
 from sklearn.utils.multiclass import check_classification_targets
 
-from .losses import LinearDesign
-from .losses._float64_sums import CompensatedSum, float64_total
+from .losses import CompensatedSum, LinearDesign, float64_total
 
 __all__ = ["is_dask_collection", "as_dask_arrays", "DaskLoss", "DaskNodes",
            "dask_decision_function"]

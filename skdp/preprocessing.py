@@ -29,9 +29,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .exceptions import warn_if_delta_voids_guarantee
 from ._base import AccountedMixin, n_columns, n_rows
 from ._seeding import seed_key
-from ._canonical import canonical_rows
 from .accounting import BudgetAccountant, Repeated, calibrate, noise_mechanism
-from .losses._float64_sums import column_totals
+from .losses import canonical_rows, column_totals
 from .validation import (
     POSITIVE,
     RANDOM_STATE,

@@ -12,8 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 from skdp import BudgetAccountant, DPLogisticRegression
-from skdp._canonical import canonical_rows
-from skdp.losses import BinaryLogisticLoss, LinearDesign
+from skdp.losses import BinaryLogisticLoss, LinearDesign, canonical_rows
 from skdp.preprocessing import BoundedScaler
 
 K = 10_000  # copies of one column in the attacker's row

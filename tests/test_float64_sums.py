@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from skdp.losses import BinaryLogisticLoss, LinearDesign
-from skdp.losses._float64_sums import CompensatedSum, column_totals, transpose_product
+from skdp.losses import (BinaryLogisticLoss, CompensatedSum, LinearDesign, column_totals,
+                         float64_total)
+from skdp.losses._float64_sums import transpose_product
 
 N = 2_000_000
 CLIP = 0.5  # every record's gradient is clipped: its term has norm exactly CLIP
@@ -87,3 +88,4 @@ def test_accurate_sums_match_exact_sums():
     for total in (column_totals(A), acc.value(), transpose_product(A, ones),
                   transpose_product(sp.csr_matrix(A), ones)):
         assert np.all(np.abs(total - exact) <= tol)
+    assert abs(float64_total(A[:, 2]) - exact[2]) <= tol[2]

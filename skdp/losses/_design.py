@@ -42,7 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.extmath import row_norms
 
-from .._canonical import canonical_rows
+from ._canonical import canonical_rows
 from ._float64_sums import (SUM_ROWS, CompensatedSum, CSRBlocks, column_totals, csr_blocks,
                             csr_rows, dense_blocks, row_blocks, transpose_product)
 

@@ -12,12 +12,14 @@ here, the same way for dense and CSR rows, float32 and float64 alike:
   as it is read (``X`` itself stays float32: no copy of ``X`` per pass);
 * each block's partial sum is a float64 product (BLAS or scipy), short
   enough to be accurate to far below ``C``;
-* the partial sums are added with Neumaier's compensated summation
-  (:class:`CompensatedSum`), vectorised over the entries of the sum, so
-  the total is within about one rounding of the exact sum of the partials.
+* the partial sums are added by an error-free extraction (Rump, Ogita and
+  Oishi; :class:`CompensatedSum`), vectorised over the entries of the sum,
+  so the total is within about one rounding of the exact sum of the partials.
 
-The result changes by the removed record's term up to about
-``1e-10 C`` at two million rows (measured; see ``tests/test_float64_sums.py``).
+The result changes by the removed record's term up to about ``1e-10 C`` at
+two million rows (measured; see ``tests/test_float64_sums.py``). This is the
+typical error, not a worst-case bound: a worst case of n terms is of order
+``n u C`` per block for CSR blocks.
 """
 
 import copy
@@ -92,13 +94,25 @@ class CompensatedSum:
         self._limit = max(2, _BUFFER_BYTES // (8 * max(1, math.prod(self.shape))))
 
     def add(self, part):
-        """Add one partial sum (an array of ``shape``, float64)."""
+        """Add one partial sum.
+
+        Parameters
+        ----------
+        part : ndarray of shape ``shape``
+            A float64 partial sum (kept, not copied).
+        """
         self._parts.append(np.asarray(part, dtype=np.float64).reshape(self.shape))
         if len(self._parts) >= self._limit:
             self._parts = [self.value()]
 
     def value(self):
-        """The sum of the parts added so far (a new float64 array of ``shape``)."""
+        """The sum of the parts added so far.
+
+        Returns
+        -------
+        ndarray of shape ``shape``, float64
+            A new array: each entry the exact sum of the parts rounded about once.
+        """
         if len(self._parts) <= 1:
             return self._parts[0].copy() if self._parts else np.zeros(self.shape)
         return np.asarray(_accurate_sum(np.stack(self._parts)), dtype=np.float64)
@@ -145,7 +159,7 @@ class CSRBlocks:
     Parameters
     ----------
     X : CSR matrix of shape (n, d)
-        Canonical rows (see :func:`skdp._canonical.canonical_rows`).
+        Canonical rows (see :func:`skdp.losses.canonical_rows`).
     rows : int or None
         Rows per block; None for :func:`csr_rows` of ``n``.
     """
