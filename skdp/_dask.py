@@ -5,7 +5,9 @@ gradient sums, clipped loss sums, Hessian sums), so it can run where the
 blocks of a :class:`dask.array.Array` live: each block is validated and bound
 to the in-memory loss on its worker once per fit (persisted there), and every
 query sends the public point ``W`` to the blocks and brings back one
-``coef``-sized partial sum per block, added on the driver in block order.
+``coef``-sized partial sum per block (float64, its rows read in canonical
+form by the block's :class:`~skdp.losses.LinearDesign`), added accurately on
+the driver (:class:`~skdp.losses.CompensatedSum`).
 The noise is drawn on the driver from the fit's generator, as in memory, so
 a seed gives the same model as the in-memory fit up to the summation order.
 

@@ -3,7 +3,9 @@
 :class:`~skdp.solvers.PrivateQueries` reaches a loss's values only through
 these three methods, so that a loss whose rows live elsewhere (the Dask back
 end, :mod:`skdp._dask`) can answer them with per-block sums and never send
-an n-sized vector to the driver.
+an n-sized vector to the driver. The sums are accumulated in float64 by
+blocks and added accurately (:func:`~skdp.losses.float64_total`): each carries
+the sensitivity ``loss_clip``.
 """
 
 import numpy as np

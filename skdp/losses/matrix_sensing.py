@@ -34,7 +34,10 @@ for all examples at once, without a Python loop over examples:
 
 The clipped sum is then :math:`(M V, M^\top U, s \sum_i w_i)` with
 :math:`M = \sum_i w_i A_i` and :math:`w_i = \rho_i \min(1, C / \|g_i\|)`:
-one more pass over ``X``, no per-example gradient array.
+one more pass over ``X``, no per-example gradient array. ``M``, the
+intercept's sum and the Hessian's ``J^T diag(c) J`` are accumulated in
+float64 by row blocks whatever ``X``'s dtype (see
+:class:`~skdp.losses.LinearDesign`); the rows are read in canonical form.
 
 The clipping norm is never underestimated
 -----------------------------------------
