@@ -30,6 +30,8 @@ from .exceptions import warn_if_delta_voids_guarantee, warn_if_seed_replays
 from ._base import AccountedMixin, n_columns, n_rows
 from ._seeding import seed_key
 from .accounting import BudgetAccountant, Repeated, calibrate, noise_mechanism
+from .accounting.release import release  # the release door
+from .losses import canonical_rows, column_totals
 from .validation import (
     POSITIVE,
     RANDOM_STATE,
@@ -204,7 +206,8 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         X = validate_data(self, X, accept_sparse=("csr", "csc"),
                           dtype=[np.float64, np.float32], reset=False, copy=True)
         if sp.issparse(X):
-            X = X.tocsr() if X.format != "csr" else X
+            # the clip door: each stored entry is a whole cell (duplicates summed)
+            X = canonical_rows(X)
             cols = X.indices
             X.data = np.clip(X.data, self.lower_[cols], self.upper_[cols]).astype(X.dtype)
             X.data /= np.maximum(np.abs(self.lower_), np.abs(self.upper_))[cols].astype(X.dtype)
@@ -386,10 +389,8 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
         sens_1 = float(np.linalg.norm(half, ord=norm))
         sens_2 = float(np.linalg.norm(half ** 2, ord=norm))
         noise = noise_mechanism(delta)(z)
-        from .accounting.release import release  # the release door
-
-        s1 = release(centred.sum(axis=0), noise, sens_1, rng, what="DPStandardScaler sum")
-        s2 = release(np.einsum("ij,ij->j", centred, centred), noise, sens_2, rng,
+        s1 = release(column_totals(centred), noise, sens_1, rng, what="DPStandardScaler sum")
+        s2 = release(column_totals(np.square(centred)), noise, sens_2, rng,
                      what="DPStandardScaler sum of squares")
         shift = np.clip(s1 / n, -half, half)
         var = np.clip(s2 / n - shift ** 2, (half / 100.0) ** 2, half ** 2)
