@@ -1,7 +1,8 @@
 """PrivateQueries: the only way from a solver to the data.
 
 Every method draws its noise together with its mechanism, through the
-release door (:func:`skdp.accounting.release`), and counts it against the plan: a query the plan does not provide for raises
+release door (:func:`skdp.accounting.release`), and counts it against the
+plan: a query the plan does not provide for raises
 :class:`QueryBudgetError` *before* it touches the data, so a solver bug that
 queries too much is caught, never leaked. No method returns an unnoised
 value computed from the data.
