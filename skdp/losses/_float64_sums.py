@@ -61,8 +61,10 @@ def _accurate_sum(P):
     and ``r = P - q`` split every partial exactly, the high parts ``q`` (whole
     multiples of ``u sigma``, ``u = 2**-53``) add up without rounding, and the
     low parts (``|r| <= u sigma``) add an error of order ``k**2 u**2 sigma``:
-    each entry is its exact sum rounded once, up to that. Vectorised: a few
-    array operations whatever ``k``. Sums that overflow are summed plainly.
+    each entry is its exact sum rounded once, up to an error far below one
+    rounding of the largest entry (an entry far smaller than the largest is
+    summed plainly, which is as accurate relative to the largest). Vectorised:
+    a few array operations whatever ``k``. Sums that overflow are summed plainly.
     """
     k = P.shape[0]
     if k <= 1:
