@@ -135,6 +135,8 @@ _DT = {
 for _dtype, _info in _DT.items():
     _info["limit_exp"] = int(np.log2(_EXTREME[_dtype]))
 
+#: kinds of rows, by frequency
+_ROW_KINDS = ("collinear",) * 4 + ("own",) * 3 + ("zero", "max")
 #: relative offsets of a row's norm from a power of two (around thresholds)
 _NUDGES = (0.0, 2.0 ** -23, -(2.0 ** -24), 2.0 ** -52, -(2.0 ** -53), 0.25, -0.25)
 
@@ -143,8 +145,9 @@ _NUDGES = (0.0, 2.0 ** -23, -(2.0 ** -24), 2.0 ** -52, -(2.0 ** -53), 0.25, -0.2
 def _row_norm_exponent(draw, dtype, data_norm_exp):
     info = _DT[np.dtype(dtype)]
     lim = info["limit_exp"]
+    ordinary = st.integers(-3, 3)   # three times as likely: where clipping bites
     options = [
-        st.integers(-3, 3),                                   # ordinary
+        ordinary, ordinary, ordinary,
         st.integers(info["min_exp"], info["max_exp"] - 1),    # anything
         st.sampled_from([lim, -lim]).flatmap(lambda e: st.integers(e - 1, e + 1)),
     ]
@@ -168,7 +171,7 @@ def _design_rows(draw, rng, n, d, dtype, data_norm_exp):
     base = rng.uniform(-1.0, 1.0, size=d)
     rows = np.zeros((n, d))
     for r in range(n):
-        kind = draw(st.sampled_from(["collinear", "own", "zero", "max"]))
+        kind = draw(st.sampled_from(_ROW_KINDS))
         if kind == "zero":
             continue
         if kind == "max":
@@ -332,7 +335,7 @@ def cases(draw, loss_names, query):
     else:
         K = n_classes(loss_name)
         coef_shape = (d + int(fit_intercept),) + (() if K == 2 else (K,))
-    large = draw(st.booleans())
+    large = draw(st.sampled_from([False, False, True]))
     n_groups = draw(st.integers(1, 3))
     duals = duals_prev = None
     if sensing and draw(st.booleans()):  # the minimax form: per-record duals
@@ -340,9 +343,10 @@ def cases(draw, loss_names, query):
     return Case(
         loss=loss_name, query=query, dtype=np.dtype(dtype).name, n=n, d=d, shape=shape,
         rank=rank, fit_intercept=fit_intercept, data_norm=data_norm, record=record,
-        batch=batch, clip=draw(st.one_of(_powers(-6, 0), _powers(-16, 16))),
+        batch=batch, clip=draw(st.one_of(_powers(-6, 0), _powers(-6, 0), _powers(-16, 16))),
         norm=2 if sensing else draw(st.sampled_from([2, 1])),
-        hessian_clip=draw(st.one_of(_powers(-6, 0), _powers(-16, 16))), small_clip=draw(_powers(-8, 0)),
+        hessian_clip=draw(st.one_of(_powers(-6, 0), _powers(-6, 0), _powers(-16, 16))),
+        small_clip=draw(_powers(-8, 0)),
         t=draw(st.sampled_from([0.5, 2.0, -1.0, 1e-3])),
         smoothing=draw(st.sampled_from([None, 1e-3, 10.0])),
         W=_coef(rng, coef_shape, w_exp, large), W_prev=_coef(rng, coef_shape, w_exp, large),
