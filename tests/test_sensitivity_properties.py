@@ -485,8 +485,10 @@ def neighbour_ratios(case, query_fn=None):
 
     try:
         full = make()
-    except ValueError as exc:  # refused input (duplicates summing past the largest float)
-        assert "infinity" in str(exc), exc
+    except ValueError as exc:
+        # input refused before any release (a fit fails validation and costs
+        # nothing): duplicates that sum past the largest float
+        assert "infinity" in str(exc) or "overflows" in str(exc), exc
         reject()
     rec = {"duals": case.duals, "duals_prev": case.duals_prev, "groups": case.groups}
     base = np.arange(n) if case.batch is None else case.batch
@@ -505,7 +507,9 @@ def neighbour_ratios(case, query_fn=None):
             if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
                 worst = float("nan")
                 break
-            worst = max(worst, _flat_norm(a - b, ord) / bound)
+            change = _flat_norm(a - b, ord)
+            # a sensitivity of 0 (e.g. a product with v = 0) allows no change
+            worst = max(worst, change / bound if bound > 0 else (0.0 if change == 0 else np.inf))
         out[relation] = worst
     return out
 
