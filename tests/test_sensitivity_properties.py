@@ -636,6 +636,97 @@ def test_checker_finds_a_broken_query(query):
 
 
 # --------------------------------------------------------------------------
+# Known adversarial cases, run every time (regressions of what the search found)
+# --------------------------------------------------------------------------
+class RawCSR:
+    """A CSR input given by its arrays (duplicates allowed); removal drops a row's entries."""
+
+    fmt = "csr_raw"
+
+    def __init__(self, data, indices, indptr, n_features, y):
+        self.data, self.indices = np.asarray(data), np.asarray(indices, dtype=np.int32)
+        self.indptr, self.n_features = np.asarray(indptr, dtype=np.int32), n_features
+        self.y = np.asarray(y)
+
+    def X(self, drop=None):
+        data, indices, indptr = self.data, self.indices, self.indptr
+        if drop is not None:
+            lo, hi = indptr[drop], indptr[drop + 1]
+            data = np.concatenate([data[:lo], data[hi:]])
+            indices = np.concatenate([indices[:lo], indices[hi:]])
+            indptr = np.concatenate([indptr[:drop + 1], indptr[drop + 2:] - (hi - lo)])
+        return sp.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, self.n_features))
+
+    def Y(self, drop=None):
+        return self.y if drop is None else np.delete(self.y, drop)
+
+    def __repr__(self):
+        return (f"RawCSR(data={self.data.tolist()}, indices={self.indices.tolist()}, "
+                f"indptr={self.indptr.tolist()})")
+
+
+def known_case(loss, query, data, n, d, **kw):
+    """A hand-written case: the defaults of :func:`cases`' simplest example."""
+    K = n_classes(loss)
+    p = d + int(kw.get("fit_intercept", False))
+    coef_shape = kw.pop("coef_shape", (p,) if K == 2 else (p, K))
+    base = dict(
+        loss=loss, query=query, dtype=str(getattr(data, "A", np.zeros(0)).dtype), n=n, d=d,
+        shape=None, rank=None, fit_intercept=False, data_norm=None, record=0, batch=None,
+        clip=1.0, norm=2, hessian_clip=1.0, small_clip=1.0, t=0.5, smoothing=None,
+        W=np.zeros(coef_shape), W_prev=np.zeros(coef_shape), step=np.ones(coef_shape),
+        direction=np.ones(coef_shape), Ws=np.zeros((1,) + coef_shape),
+        groups=np.zeros(n, dtype=np.int64), duals=None, duals_prev=None, data=data)
+    base.update(kw)
+    return Case(**base)
+
+
+#: one column index repeated 50 times in row 0 (scipy sums them: the entry is
+#: 5.0), the norm must be that of the summed row (hole (a) of issue 38)
+_DUPLICATED = RawCSR([0.1] * 50 + [1.0], [0] * 50 + [0], [0, 50, 51], 1, [0, 0])
+_MAX = float(np.finfo(np.float64).max)
+
+KNOWN = {
+    "duplicate_column_grad": lambda: known_case("logistic", "grad", _DUPLICATED, 2, 1),
+    "duplicate_column_gram": lambda: known_case("logistic", "gram", _DUPLICATED, 2, 1,
+                                                data_norm=1.0),
+    # a zero record without intercept in a multi-output loss: its residual
+    # difference is the zero vector and its clip limit 0 (0 / 0 in clip_rows)
+    "zero_rows_multinomial_grad_diff": lambda: known_case(
+        "multinomial", "grad_diff", Data(np.zeros((2, 1)), np.array([1, 0]), "dense", 0, 0),
+        2, 1, W=np.array([[-0.06, 1.25, 13.2]]), W_prev=np.array([[0.04, -7.96, 0.05]])),
+    # a record at the largest float: its Hessian clip limit underflows to 0
+    # while its curvature vector is 0 (one-vs-rest)
+    "max_row_ovr_hessian": lambda: known_case(
+        "smooth_hinge_ovr", "hessian",
+        Data(np.array([[0.5, -0.86], [_MAX, _MAX]]), np.array([1, 1]), "dense", 0, 0), 2, 2,
+        W=np.array([[10.1, -0.06, 2.86], [1.0, 2.0, -3.0]])),
+    # a Poisson batch that holds only the record: without it the batch is empty
+    "empty_batch_sensing": lambda: known_case(
+        SENSING, "grad",
+        Data(np.random.default_rng(0).normal(size=(5, 3)), np.ones(5), "dense", 0, 0), 5, 3,
+        shape=(3, 1), rank=1, batch=np.array([0]), coef_shape=(4,), W=np.ones(4)),
+    # float32 X @ W rounds a row differently when the rows are gathered (C
+    # order) than in the Fortran-ordered input: other records' losses move
+    "float32_fortran_decision_loss_sum": lambda: known_case(
+        "logistic", "loss_sum",
+        Data(np.array([[0.0, -0.349310964345932, 0.13691693544387817, -0.9269496202468872],
+                       [0.0, 0.0, 0.0, 0.0],
+                       [0.5937718749046326, -0.7019121646881104, 0.0, -0.3933882713317871],
+                       [-323293478912.0, -298379051008.0, -513375240192.0, 472141856768.0],
+                       [-0.0, 1011790839808.0, 398755790848.0, -161861697536.0]],
+                      dtype=np.float32), np.array([0, 0, 0, 0, 1]), "dense_f", 0, 0),
+        5, 4, record=4, W=np.array([0.04406535, 1.71490461, 1.26017121, 7.40608833]),
+        step=np.array([0.01774386, -0.28073137, -3.34838677, 6.18221967])),
+}
+
+
+@pytest.mark.parametrize("name", list(KNOWN))
+def test_known_adversarial_case(name):
+    assert_within(KNOWN[name]())
+
+
+# --------------------------------------------------------------------------
 # Accumulation: many nearly collinear float32 rows
 # --------------------------------------------------------------------------
 def collinear_case(n, fmt, query, batch_rate=None, seed=0):
