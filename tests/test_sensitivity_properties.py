@@ -35,7 +35,14 @@ The data enter the way a fit reads them: through the estimator's private
 encoding and the :class:`~skdp.losses.LinearDesign`), the narrowest path that
 runs the same validation and canonicalisation as ``fit`` without a charge or a
 solver. The thresholds of the extreme rows come from the private
-``skdp.losses._design._EXTREME`` so that the generated magnitudes follow them.
+``skdp.losses._design._EXTREME`` so that the generated magnitudes follow them
+(and the broken control of the minimax gradient uses the loss's private
+``_assemble``).
+
+Each property can fail: ``test_checker_finds_a_broken_query`` runs the same
+generator and checker on each query with its clipping removed (or its
+declared sensitivity too small) and requires a violation. Cases the search
+found once run every time as ``KNOWN`` examples.
 
 Generation: dense (C and Fortran order), CSR, CSC, COO and non-canonical
 sparse input (duplicated column indices, unsorted, explicit zeros) as CSR,
