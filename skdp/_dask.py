@@ -5,7 +5,9 @@ gradient sums, clipped loss sums, Hessian sums), so it can run where the
 blocks of a :class:`dask.array.Array` live: each block is validated and bound
 to the in-memory loss on its worker once per fit (persisted there), and every
 query sends the public point ``W`` to the blocks and brings back one
-``coef``-sized partial sum per block, added on the driver in block order.
+``coef``-sized partial sum per block (float64, its rows read in canonical
+form by the block's :class:`~skdp.losses.LinearDesign`), added accurately on
+the driver (:class:`~skdp.losses.CompensatedSum`).
 The noise is drawn on the driver from the fit's generator, as in memory, so
 a seed gives the same model as the in-memory fit up to the summation order.
 
@@ -23,14 +25,12 @@ Dask is an optional dependency (``pip install "skdp[dask]"``); nothing here
 imports it until a dask collection is passed to ``fit`` or ``predict``.
 """
 
-import functools
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_array
 from sklearn.utils.multiclass import check_classification_targets
 
-from .losses import LinearDesign
+from .losses import CompensatedSum, LinearDesign, float64_total
 
 __all__ = ["is_dask_collection", "as_dask_arrays", "DaskLoss", "DaskNodes",
            "dask_decision_function"]
@@ -196,7 +196,15 @@ def _block_decrease(loss, reference, V, C, rows):
     with np.errstate(invalid="ignore"):
         d = reference - loss.loss_values(V, rows.indices(loss.n_samples))
     d = np.nan_to_num(d, nan=0.0, posinf=C, neginf=-C)
-    return float(np.sum(np.clip(d, -C, C)))
+    return float64_total(np.clip(d, -C, C))
+
+
+def _block_total(parts):
+    """The float64 sum of the blocks' partial sums, compensated (see ``losses._float64_sums``)."""
+    total = CompensatedSum(np.shape(parts[0]))
+    for part in parts:  # a loop over blocks
+        total.add(part)
+    return total.value()
 
 
 class _AllRows:
@@ -333,7 +341,7 @@ class DaskLoss:
         """The sum, in block order, of ``method`` on every block (with its rows of ``idx``)."""
         parts = self._blocks.gather([self._blocks.submit(_call, k, method, args, kwargs, rows)
                                      for k, rows in enumerate(self._rows(idx))])
-        return functools.reduce(np.add, parts)
+        return _block_total(parts)
 
     def sample_rows(self, rng, rate):
         """A Poisson sample of rate ``rate``: one seed per block, drawn from ``rng``.
@@ -521,7 +529,7 @@ class DaskLoss:
             parts = blocks.gather([
                 blocks.submit(_block_decrease, k, ref, np.asarray(V), C, r)
                 for k, (ref, r) in enumerate(zip(references, rows))])
-            return float(functools.reduce(np.add, parts))
+            return float(_block_total(parts))
 
         return decrease
 

@@ -30,6 +30,7 @@ from .exceptions import warn_if_delta_voids_guarantee
 from ._base import AccountedMixin, n_columns, n_rows
 from ._seeding import seed_key
 from .accounting import BudgetAccountant, Repeated, calibrate, noise_mechanism
+from .losses import canonical_rows, column_totals
 from .validation import (
     POSITIVE,
     RANDOM_STATE,
@@ -203,7 +204,8 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         X = validate_data(self, X, accept_sparse=("csr", "csc"),
                           dtype=[np.float64, np.float32], reset=False, copy=True)
         if sp.issparse(X):
-            X = X.tocsr() if X.format != "csr" else X
+            # the clip door: each stored entry is a whole cell (duplicates summed)
+            X = canonical_rows(X)
             cols = X.indices
             X.data = np.clip(X.data, self.lower_[cols], self.upper_[cols]).astype(X.dtype)
             X.data /= np.maximum(np.abs(self.lower_), np.abs(self.upper_))[cols].astype(X.dtype)
@@ -384,8 +386,8 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
         sens_1 = float(np.linalg.norm(half, ord=norm))
         sens_2 = float(np.linalg.norm(half ** 2, ord=norm))
         noise = noise_mechanism(delta)(z)
-        s1 = centred.sum(axis=0) + noise.sample(rng, sens_1, (d,))
-        s2 = np.einsum("ij,ij->j", centred, centred) + noise.sample(rng, sens_2, (d,))
+        s1 = column_totals(centred) + noise.sample(rng, sens_1, (d,))
+        s2 = column_totals(np.square(centred)) + noise.sample(rng, sens_2, (d,))
         shift = np.clip(s1 / n, -half, half)
         var = np.clip(s2 / n - shift ** 2, (half / 100.0) ** 2, half ** 2)
         self.lower_, self.upper_ = lower, upper

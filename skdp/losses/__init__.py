@@ -7,10 +7,18 @@ the row sampling and clipped loss sums of :class:`BatchSums`
 ``grad_sum(W, idx=None)``, ``smoothness()``, ``coef_shape``, ``n_samples``
 and ``capabilities`` (a frozenset of properties such as ``"smooth"`` and
 ``"convex"`` that solvers declare they need).
+
+Two doors every data pass goes through: :func:`canonical_rows` (norms and
+clipping read sparse rows with duplicates summed and indices sorted) and the
+float64 sums (:func:`column_totals`, :func:`float64_total`,
+:class:`CompensatedSum`): a sum with a sensitivity claim is accumulated in
+float64 by row blocks, whatever X's dtype.
 """
 
 from ._batch_sums import BatchSums
+from ._canonical import canonical_rows
 from ._design import LinearDesign
+from ._float64_sums import CompensatedSum, column_totals, float64_total
 from ._glm import GLMLoss
 from .logistic import BinaryLogisticLoss, MultinomialLogisticLoss
 from .hinge import HINGE_LOSSES, HingeLoss, SigmoidLoss, SmoothHingeLoss, SquaredHingeLoss
@@ -28,4 +36,8 @@ __all__ = [
     "SigmoidLoss",
     "HINGE_LOSSES",
     "MatrixSensingLoss",
+    "canonical_rows",
+    "CompensatedSum",
+    "column_totals",
+    "float64_total",
 ]

@@ -3,10 +3,14 @@
 :class:`~skdp.solvers.PrivateQueries` reaches a loss's values only through
 these three methods, so that a loss whose rows live elsewhere (the Dask back
 end, :mod:`skdp._dask`) can answer them with per-block sums and never send
-an n-sized vector to the driver.
+an n-sized vector to the driver. The sums are accumulated in float64 by
+blocks and added accurately (:func:`~skdp.losses.float64_total`): each carries
+the sensitivity ``loss_clip``.
 """
 
 import numpy as np
+
+from ._float64_sums import float64_total
 
 __all__ = ["BatchSums"]
 
@@ -57,7 +61,7 @@ class BatchSums:
         """
         C = float(loss_clip)
         values = self.loss_values(W, idx, loss_clip=C)
-        return float(np.sum(np.nan_to_num(values, nan=C, posinf=C, neginf=0.0)))
+        return float64_total(np.nan_to_num(values, nan=C, posinf=C, neginf=0.0))
 
     def clipped_decrease(self, W, loss_clip, idx=None):
         """The sum of per-example decreases from ``W``, each clipped to ``[-C, C]``.
@@ -87,6 +91,6 @@ class BatchSums:
             with np.errstate(invalid="ignore"):
                 d = reference - self.loss_values(V, idx)
             d = np.nan_to_num(d, nan=0.0, posinf=C, neginf=-C)
-            return float(np.sum(np.clip(d, -C, C)))
+            return float64_total(np.clip(d, -C, C))
 
         return decrease

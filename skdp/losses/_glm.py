@@ -24,6 +24,7 @@ import numpy as np
 
 from ._batch_sums import BatchSums
 from ._design import nbytes_of
+from ._float64_sums import float64_total
 
 __all__ = ["GLMLoss", "clip_rows"]
 
@@ -365,9 +366,9 @@ class GLMLoss(BatchSums):
             with np.errstate(over="ignore", invalid="ignore"):
                 d = reference - self._values(Z_V, y)
             # infinities to +-C, an inf - inf (NaN) change to 0
-            total = float(np.sum(np.clip(d, -C, C, out=d)))
+            total = float64_total(np.clip(d, -C, C, out=d))
             if total != total:  # NaN: only from inf - inf, rare
-                total = float(np.sum(d[~np.isnan(d)]))
+                total = float64_total(d[~np.isnan(d)])
             return total
 
         return decrease

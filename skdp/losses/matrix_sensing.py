@@ -34,7 +34,10 @@ for all examples at once, without a Python loop over examples:
 
 The clipped sum is then :math:`(M V, M^\top U, s \sum_i w_i)` with
 :math:`M = \sum_i w_i A_i` and :math:`w_i = \rho_i \min(1, C / \|g_i\|)`:
-one more pass over ``X``, no per-example gradient array.
+one more pass over ``X``, no per-example gradient array. ``M``, the
+intercept's sum and the Hessian's ``J^T diag(c) J`` are accumulated in
+float64 by row blocks whatever ``X``'s dtype (see
+:class:`~skdp.losses.LinearDesign`); the rows are read in canonical form.
 
 The clipping norm is never underestimated
 -----------------------------------------
@@ -58,6 +61,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._batch_sums import BatchSums
+from ._float64_sums import CompensatedSum, float64_total, row_blocks
 
 __all__ = ["MatrixSensingLoss"]
 
@@ -481,7 +485,7 @@ class MatrixSensingLoss(BatchSums):
         M = self.design.weighted_sum(weights, idx).reshape(p, q)
         grads = [(M @ V).ravel(), (M.T @ U).ravel()]
         if self.fit_intercept:
-            grads.append([self.intercept_scale * float(np.sum(weights)) if intercept else 0.0])
+            grads.append([self.intercept_scale * float64_total(weights) if intercept else 0.0])
         return np.concatenate(grads)
 
     def clipped_grad_sum(self, W, clip_norm, idx=None, norm=2, duals=None):
@@ -789,8 +793,11 @@ class MatrixSensingLoss(BatchSums):
         if self.fit_intercept:
             cols.append(np.full((len(A), 1), self.intercept_scale))
         J = np.concatenate(cols, axis=1)
+        acc = CompensatedSum((J.shape[1], J.shape[1]))
         with np.errstate(over="ignore", invalid="ignore"):
-            H = (J * c[:, None]).T @ J
+            for block in row_blocks(len(J)):  # float64 partial sums, compensated
+                acc.add((J[block] * c[block, None]).T @ J[block])
+        H = acc.value()
         K = np.kron(self._curvature_term(c, rho, idx), np.eye(r))
         H[: p * r, p * r: (p + q) * r] += K
         H[p * r: (p + q) * r, : p * r] += K.T
