@@ -5,6 +5,7 @@ Run by hand (not a test: timings are noisy on shared machines)::
     python benchmarks/bench_logistic.py                     # everything (about 20 minutes)
     python benchmarks/bench_logistic.py --parts adult iteration
     python benchmarks/bench_logistic.py --n-large 200000    # a smaller dense point
+    python benchmarks/bench_logistic.py --parts large --solvers gd   # defaults and gd only
 
 Every time is CPU time of the process (``time.process_time``: all BLAS threads
 counted), the median of ``--repeats`` runs, the contenders alternating run by
@@ -98,7 +99,7 @@ def large_data(n, d, n_test=200_000, seed=0):
     return X[:n], y[:n], X[n:], y[n:]
 
 
-def large(n, d, repeats, solver_repeats):
+def large(n, d, repeats, solver_repeats, solvers=None):
     X, y, Xt, yt = large_data(n, d)
     delta = 1e-7
 
@@ -121,11 +122,12 @@ def large(n, d, repeats, solver_repeats):
         acc = model.score(Xt, yt)
         print(f"| {name} | {getattr(model, 'solver_', 'lbfgs')} | {int(np.max(model.n_iter_))} "
               f"| {t:.2f} | {t / base:.2f}x | {acc:.4f} | {acc - sk_acc:+.4f} |", flush=True)
-    print(f"\nEvery solver `available_solvers(DPLogisticRegression)` lists, median of "
-          f"{solver_repeats} (scikit-learn: {base:.2f} s):\n")
+    which = ("Every solver `available_solvers(DPLogisticRegression)` lists" if not solvers
+             else "Solvers " + ", ".join(f"`{s}`" for s in solvers))
+    print(f"\n{which}, median of {solver_repeats} (scikit-learn: {base:.2f} s):\n")
     print("| solver | n_iter | fit CPU (s) | / scikit-learn | test accuracy |")
     print("|---|---|---|---|---|")
-    for solver in available_solvers(DPLogisticRegression):
+    for solver in solvers or available_solvers(DPLogisticRegression):
         times = []
         for _ in range(solver_repeats):
             t, model = cpu_time(dp(solver))
@@ -194,6 +196,8 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--solver-repeats", type=int, default=1,
                         help="runs per listed solver at the large point (slow solvers)")
+    parser.add_argument("--solvers", nargs="+", default=None,
+                        help="the solvers timed one by one at the large point (default: all)")
     parser.add_argument("--n-large", type=int, default=1_000_000)
     parser.add_argument("--d-large", type=int, default=100)
     args = parser.parse_args(argv)
@@ -201,7 +205,7 @@ def main(argv=None):
     if "adult" in args.parts:
         adult(args.repeats)
     if "large" in args.parts:
-        large(args.n_large, args.d_large, args.repeats, args.solver_repeats)
+        large(args.n_large, args.d_large, args.repeats, args.solver_repeats, args.solvers)
     if "iteration" in args.parts:
         iteration(args.repeats)
     if "memory" in args.parts:
