@@ -7,6 +7,7 @@ example is clipped by a norm that is never underestimated.
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -371,3 +372,37 @@ def test_matrix_sensing_huge_record_is_clipped_as_a_whole(fmt):
         values = loss.loss_values(W, loss_clip=3.0)
         assert np.all((values >= 0) & (values <= 3.0))
         assert not np.any(np.isnan(loss.loss_values(W)))
+
+
+# -- zero rows: a clip limit of 0 on a zero residual vector is no 0 / 0 ------------------
+def _multi_output_losses(design, n):
+    rng = np.random.default_rng(4)
+    onehot = np.eye(3)[rng.integers(0, 3, n)]
+    ovr = 2.0 * onehot - 1.0
+    return [MultinomialLogisticLoss(design, onehot), HingeLoss(design, ovr),
+            SquaredHingeLoss(design, ovr), SmoothHingeLoss(design, ovr, smoothing=0.5)]
+
+
+@pytest.mark.parametrize("norm", [1, 2])
+def test_zero_record_without_intercept_leaves_clipped_sums_unchanged(norm):
+    # a zero row has limit 0 and (at these W) a zero residual difference:
+    # clipping it must give 0, not NaN, so the sums equal those without it
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((6, 3))
+    X[2] = 0.0
+    design = LinearDesign(X, False)
+    rest = np.array([0, 1, 3, 4, 5])
+    for loss in _multi_output_losses(design, 6):
+        W = rng.standard_normal(loss.coef_shape)
+        W_prev = rng.standard_normal(loss.coef_shape)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            D = loss.clipped_grad_diff_sum(W, W_prev, 0.5, norm=norm)
+            G = loss.clipped_grad_sum(W, 0.5, norm=norm)
+            D_alone = loss.clipped_grad_diff_sum(W, W_prev, 0.5, idx=np.array([2]), norm=norm)
+        assert np.array_equal(D_alone, np.zeros_like(D_alone)), type(loss).__name__
+        np.testing.assert_allclose(
+            D, loss.clipped_grad_diff_sum(W, W_prev, 0.5, idx=rest, norm=norm),
+            rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(G, loss.clipped_grad_sum(W, 0.5, idx=rest, norm=norm),
+                                   rtol=1e-12, atol=1e-15)
