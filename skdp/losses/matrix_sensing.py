@@ -351,8 +351,9 @@ class MatrixSensingLoss(BatchSums):
             rows = self._cached(("transposed",), transpose, None)
             if idx is not None:
                 rows = rows.reshape(-1, q, p)[idx].reshape(-1, p)
-        # (F^T @ rows^T) is the fast orientation of a tall-skinny product
-        prod = (F.T.astype(rows.dtype) @ rows.T).reshape(r, m, -1)
+        # (F^T @ rows^T) is the fast orientation of a tall-skinny product; the
+        # last axis is named, not -1, so that an empty batch (m = 0) reshapes
+        prod = (F.T.astype(rows.dtype) @ rows.T).reshape(r, m, p if side == "right" else q)
         return np.einsum("aij,aij->i", prod, prod, dtype=np.float64)
 
     def _dense_sq_bounds(self, F, side, how, X, idx, a):
