@@ -406,3 +406,26 @@ def test_zero_record_without_intercept_leaves_clipped_sums_unchanged(norm):
             rtol=1e-12, atol=1e-15)
         np.testing.assert_allclose(G, loss.clipped_grad_sum(W, 0.5, idx=rest, norm=norm),
                                    rtol=1e-12, atol=1e-15)
+
+
+def test_record_at_the_largest_float_leaves_one_vs_rest_hessians_unchanged():
+    # its Hessian clip limit C / ||x||**2 underflows to 0 and its curvature
+    # vector is 0 (every margin far outside the quadratic zone): the record
+    # adds exactly nothing, never 0 / 0 = NaN
+    big = float(np.finfo(np.float64).max)
+    X = np.array([[0.5, -0.86], [big, big], [0.3, 0.1]])
+    ovr = np.array([[1.0, -1.0, -1.0], [1.0, -1.0, 1.0], [-1.0, 1.0, -1.0]])
+    W = np.array([[10.1, -0.06, 2.86], [1.0, 2.0, -3.0]])
+    V = np.array([[0.3, -1.0, 0.5], [2.0, 0.1, -0.7]])
+    rest = np.array([0, 2])
+    for loss in (SquaredHingeLoss(LinearDesign(X, False), ovr),
+                 SmoothHingeLoss(LinearDesign(X, False), ovr, smoothing=0.5)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            H = loss.hessian(W, 1.0)
+            Hv = loss.hessian_matvec(W, V, 1.0)
+            H_alone = loss.hessian(W, 1.0, idx=np.array([1]))
+        assert np.array_equal(H_alone, np.zeros_like(H_alone)), type(loss).__name__
+        np.testing.assert_allclose(H, loss.hessian(W, 1.0, idx=rest), rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(Hv, loss.hessian_matvec(W, V, 1.0, idx=rest),
+                                   rtol=1e-12, atol=1e-15)
