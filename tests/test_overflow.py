@@ -429,3 +429,23 @@ def test_record_at_the_largest_float_leaves_one_vs_rest_hessians_unchanged():
         np.testing.assert_allclose(H, loss.hessian(W, 1.0, idx=rest), rtol=1e-12, atol=1e-15)
         np.testing.assert_allclose(Hv, loss.hessian_matvec(W, V, 1.0, idx=rest),
                                    rtol=1e-12, atol=1e-15)
+
+
+def test_matrix_sensing_hessian_of_a_zero_matrix_with_an_overflowing_residual_is_finite():
+    # A_i = 0 and a residual that overflows: the Hessian bound is inf * 0 =
+    # NaN; the record must be clipped to nothing, not left unclipped (NaN)
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(4, 4))
+    X[0] = 0.0
+    y = rng.normal(size=4)
+    y[0] = -1.7e308
+    loss = MatrixSensingLoss(LinearDesign(X, False), y, (2, 2), 1, fit_intercept=True)
+    W = rng.normal(size=loss.coef_shape)
+    W[-1] = 1.5e308
+    alone = np.array([0])
+    with np.errstate(over="ignore", invalid="ignore"):
+        H = loss.hessian(W, 0.5, idx=alone)
+        Hv = loss.hessian_matvec(W, np.ones(loss.coef_shape), 0.5, idx=alone)
+    assert np.all(np.isfinite(H)) and np.linalg.norm(H) <= 0.5 * (1 + 1e-9)
+    assert np.all(np.isfinite(Hv))
+    assert np.linalg.norm(Hv) <= 0.5 * np.linalg.norm(np.ones(loss.coef_shape)) * (1 + 1e-9)

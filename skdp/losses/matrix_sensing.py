@@ -694,7 +694,9 @@ class MatrixSensingLoss(BatchSums):
         a = self.design.row_norms(2, idx)
         with np.errstate(over="ignore", invalid="ignore"):
             bound = j * j + np.abs(rho) * np.sqrt(2.0 * self.rank) * a
-            c = np.where(bound > hessian_clip, hessian_clip / bound, 1.0)
+            # the ``<=`` form sends a NaN bound (inf * 0: an overflowing
+            # residual on a zero A_i) to hessian_clip / NaN, then to 0 below
+            c = np.where(bound <= hessian_clip, 1.0, hessian_clip / bound)
         c = np.where(np.isfinite(c), c, 0.0)
         return c, rho
 
