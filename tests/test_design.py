@@ -69,3 +69,28 @@ def test_fused_block_pass_equals_the_per_example_clipped_sum(dtype, fit_intercep
     expected = _brute_clipped_grad_sum(loss, X, W, 0.7, fit_intercept, data_norm)
     rtol = 1e-5 if dtype == np.float32 else 1e-10
     np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol * np.abs(expected).max())
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_float32_decision_is_float64_of_each_row_whatever_the_path(fit_intercept):
+    # the predictor of a float32 row is its float64 product with W, the same
+    # by every path (C or Fortran order, whole or a gathered batch, CSR or
+    # its dense gather): one record's presence must not move the others'
+    rng = np.random.default_rng(11)
+    D = rng.standard_normal((3000, 37)).astype(np.float32)
+    D[::3] *= np.float32(1e5)   # large entries: float32 products would cancel badly
+    D[::7, ::2] = 0.0
+    W = rng.standard_normal(38 if fit_intercept else 37)
+    W2 = rng.standard_normal((W.shape[0], 3))
+    idx = np.flatnonzero(rng.random(3000) < 0.3)
+    for coef in (W, W2):
+        exact = D.astype(np.float64) @ coef[:37]
+        if fit_intercept:
+            exact = exact + coef[37]
+        for X in (D, np.asfortranarray(D), sp.csr_matrix(D)):
+            design = LinearDesign(X, fit_intercept)
+            assert design.decision(coef).dtype == np.float64
+            np.testing.assert_allclose(design.decision(coef), exact, rtol=1e-12, atol=1e-9)
+            for batch in (idx, idx[:5]):   # a large batch, and a small (dense-gathered) one
+                np.testing.assert_allclose(design.decision(coef, batch), exact[batch],
+                                           rtol=1e-12, atol=1e-9)

@@ -179,6 +179,39 @@ def test_dual_ascent_is_k_gradient_steps_and_stays_finite():
     assert np.all(np.isfinite(huge.clipped_grad_sum(W, 1.0, duals=out)))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("fmt", ["dense", "fortran", "csr"])
+@pytest.mark.parametrize("shape", [(3, 1), (1, 3), (2, 2)])
+def test_every_query_on_an_empty_batch_is_the_exact_empty_sum(shape, fmt, dtype):
+    # a Poisson batch may be empty: each query must then return zeros, not
+    # raise (a crash after the charge would reveal that the batch was empty)
+    rng = np.random.default_rng(7)
+    p, q = shape
+    X = rng.normal(size=(5, p * q)).astype(dtype)
+    X = {"dense": X, "fortran": np.asfortranarray(X), "csr": sp.csr_matrix(X)}[fmt]
+    loss = MatrixSensingLoss(LinearDesign(X, False), rng.normal(size=5), shape, 1,
+                             fit_intercept=True)
+    W, W_prev = rng.normal(size=loss.coef_shape), rng.normal(size=loss.coef_shape)
+    empty = np.array([], dtype=np.intp)
+    duals = {"duals": np.ones(5), "duals_prev": np.zeros(5)}
+    values = {
+        "grad": loss.clipped_grad_sum(W, 1.0, idx=empty),
+        "grad_duals": loss.clipped_grad_sum(W, 1.0, idx=empty, duals=np.ones(5)),
+        "grad_diff": loss.clipped_grad_diff_sum(W, W_prev, 1.0, idx=empty),
+        "grad_diff_duals": loss.clipped_grad_diff_sum(W, W_prev, 1.0, idx=empty, **duals),
+        "hessian_matvec": loss.hessian_matvec(W, W_prev, 1.0, empty),
+        "hessian": loss.hessian(W, 1.0, empty),
+        "loss_sum": loss.clipped_loss_sum(W, 1.0, empty),
+        "decrease": loss.clipped_decrease(W, 1.0, empty)(W_prev),
+    }
+    P = loss.coef_shape[0]
+    for name, value in values.items():
+        expected = np.zeros((P, P) if name == "hessian" else np.shape(value))
+        assert np.shape(value) == np.shape(expected), name
+        assert np.array_equal(value, expected), name
+    assert values["grad"].shape == loss.coef_shape
+
+
 def test_loss_rejects_l1_clipping_and_wrong_width():
     design = LinearDesign(np.ones((3, 4)), False)
     loss = MatrixSensingLoss(design, np.ones(3), (2, 2), 1)

@@ -7,6 +7,7 @@ example is clipped by a norm that is never underestimated.
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -371,3 +372,80 @@ def test_matrix_sensing_huge_record_is_clipped_as_a_whole(fmt):
         values = loss.loss_values(W, loss_clip=3.0)
         assert np.all((values >= 0) & (values <= 3.0))
         assert not np.any(np.isnan(loss.loss_values(W)))
+
+
+# -- zero rows: a clip limit of 0 on a zero residual vector is no 0 / 0 ------------------
+def _multi_output_losses(design, n):
+    rng = np.random.default_rng(4)
+    onehot = np.eye(3)[rng.integers(0, 3, n)]
+    ovr = 2.0 * onehot - 1.0
+    return [MultinomialLogisticLoss(design, onehot), HingeLoss(design, ovr),
+            SquaredHingeLoss(design, ovr), SmoothHingeLoss(design, ovr, smoothing=0.5)]
+
+
+@pytest.mark.parametrize("norm", [1, 2])
+def test_zero_record_without_intercept_leaves_clipped_sums_unchanged(norm):
+    # a zero row has limit 0 and (at these W) a zero residual difference:
+    # clipping it must give 0, not NaN, so the sums equal those without it
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((6, 3))
+    X[2] = 0.0
+    design = LinearDesign(X, False)
+    rest = np.array([0, 1, 3, 4, 5])
+    for loss in _multi_output_losses(design, 6):
+        W = rng.standard_normal(loss.coef_shape)
+        W_prev = rng.standard_normal(loss.coef_shape)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            D = loss.clipped_grad_diff_sum(W, W_prev, 0.5, norm=norm)
+            G = loss.clipped_grad_sum(W, 0.5, norm=norm)
+            D_alone = loss.clipped_grad_diff_sum(W, W_prev, 0.5, idx=np.array([2]), norm=norm)
+        assert np.array_equal(D_alone, np.zeros_like(D_alone)), type(loss).__name__
+        np.testing.assert_allclose(
+            D, loss.clipped_grad_diff_sum(W, W_prev, 0.5, idx=rest, norm=norm),
+            rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(G, loss.clipped_grad_sum(W, 0.5, idx=rest, norm=norm),
+                                   rtol=1e-12, atol=1e-15)
+
+
+def test_record_at_the_largest_float_leaves_one_vs_rest_hessians_unchanged():
+    # its Hessian clip limit C / ||x||**2 underflows to 0 and its curvature
+    # vector is 0 (every margin far outside the quadratic zone): the record
+    # adds exactly nothing, never 0 / 0 = NaN
+    big = float(np.finfo(np.float64).max)
+    X = np.array([[0.5, -0.86], [big, big], [0.3, 0.1]])
+    ovr = np.array([[1.0, -1.0, -1.0], [1.0, -1.0, 1.0], [-1.0, 1.0, -1.0]])
+    W = np.array([[10.1, -0.06, 2.86], [1.0, 2.0, -3.0]])
+    V = np.array([[0.3, -1.0, 0.5], [2.0, 0.1, -0.7]])
+    rest = np.array([0, 2])
+    for loss in (SquaredHingeLoss(LinearDesign(X, False), ovr),
+                 SmoothHingeLoss(LinearDesign(X, False), ovr, smoothing=0.5)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            H = loss.hessian(W, 1.0)
+            Hv = loss.hessian_matvec(W, V, 1.0)
+            H_alone = loss.hessian(W, 1.0, idx=np.array([1]))
+        assert np.array_equal(H_alone, np.zeros_like(H_alone)), type(loss).__name__
+        np.testing.assert_allclose(H, loss.hessian(W, 1.0, idx=rest), rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(Hv, loss.hessian_matvec(W, V, 1.0, idx=rest),
+                                   rtol=1e-12, atol=1e-15)
+
+
+def test_matrix_sensing_hessian_of_a_zero_matrix_with_an_overflowing_residual_is_finite():
+    # A_i = 0 and a residual that overflows: the Hessian bound is inf * 0 =
+    # NaN; the record must be clipped to nothing, not left unclipped (NaN)
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(4, 4))
+    X[0] = 0.0
+    y = rng.normal(size=4)
+    y[0] = -1.7e308
+    loss = MatrixSensingLoss(LinearDesign(X, False), y, (2, 2), 1, fit_intercept=True)
+    W = rng.normal(size=loss.coef_shape)
+    W[-1] = 1.5e308
+    alone = np.array([0])
+    with np.errstate(over="ignore", invalid="ignore"):
+        H = loss.hessian(W, 0.5, idx=alone)
+        Hv = loss.hessian_matvec(W, np.ones(loss.coef_shape), 0.5, idx=alone)
+    assert np.all(np.isfinite(H)) and np.linalg.norm(H) <= 0.5 * (1 + 1e-9)
+    assert np.all(np.isfinite(Hv))
+    assert np.linalg.norm(Hv) <= 0.5 * np.linalg.norm(np.ones(loss.coef_shape)) * (1 + 1e-9)

@@ -506,3 +506,14 @@ def test_search_tests_each_candidate_at_its_own_steps_scale():
         # own clip proportional to the step length: 1, 1/2, 1/4 of the first
         assert np.allclose(np.array(own) / loss_clip, np.array(lengths) / lengths[0], rtol=1e-9)
         assert np.allclose(np.array(own) / loss_clip, [1.0, 0.5, 0.25], rtol=1e-9)
+
+
+def test_float32_hessian_vector_term_stays_within_its_bound():
+    # the projection x . v of a float32 row is taken in float64: rounded in
+    # float32 after the clipping, it let the record's own term exceed
+    # hessian_clip * ||v|| (by 1.2e-7 relative here, v nearly parallel to x)
+    X = np.array([[-0.01713627, -1.4755291]], dtype=np.float32)
+    v = np.array([-0.01712148, -1.47444004])
+    loss = BinaryLogisticLoss(LinearDesign(X, False), np.array([1.0]))
+    term = loss.hessian_matvec(np.zeros(2), v, 1e-3, idx=np.array([0]))
+    assert np.linalg.norm(term) <= 1e-3 * np.linalg.norm(v) * (1 + 1e-12)

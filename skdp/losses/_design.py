@@ -20,9 +20,15 @@ Two rules hold for every pass
   float64 as it is read; ``X`` itself stays float32) and the blocks'
   partial sums added accurately (:mod:`skdp.losses._float64_sums`).
   A float32 accumulation let one removed record move a clipped gradient
-  sum of 2,000,000 rows by 3.8 ``clip_norm``. Per-row quantities (the linear
-  predictor of one row) may still be computed in X's dtype: each depends
-  on its own record only.
+  sum of 2,000,000 rows by 3.8 ``clip_norm``.
+* **Products of a row with public coefficients are float64 too** (the
+  linear predictor ``X @ W``, the projections ``x_i . v`` of a
+  Hessian-vector product), float32 rows cast by blocks as they are read.
+  In float32 the same row rounded differently by path (Fortran order
+  against gathered rows, CSR against a dense gather), so removing one
+  record moved the other records' clipped terms (by 1.7e-8 ``C`` in a loss
+  decrease), and a projection rounded after clipping let a record's own
+  Hessian-vector term exceed its bound.
 
 Row clipping
 ------------
@@ -88,16 +94,47 @@ _DENSE_GATHER = 1 << 18
 
 
 def _dense_rows(X, idx):
-    """Rows ``idx`` of a CSR matrix as a dense array (for a handful of rows)."""
+    """Rows ``idx`` of a CSR matrix as a dense float64 array (for a handful of rows)."""
     if X.format != "csr":
         X = sp.csr_matrix(X)
     starts = X.indptr[idx]
     lengths = X.indptr[np.asarray(idx) + 1] - starts
     ends = np.cumsum(lengths)
     entries = np.repeat(starts - (ends - lengths), lengths) + np.arange(ends[-1] if len(ends) else 0)
-    out = np.zeros((len(idx), X.shape[1]), dtype=X.dtype)
+    out = np.zeros((len(idx), X.shape[1]), dtype=np.float64)   # exact for float32 entries
     out[np.repeat(np.arange(len(idx)), lengths), X.indices[entries]] = X.data[entries]
     return out
+
+
+def _product64(X, coef):
+    """``X @ coef`` computed in float64 (``coef`` float64), whatever X's dtype.
+
+    Each row's product is then a function of that row alone, to float64
+    rounding, whichever path reads it (C or Fortran order, a gathered batch,
+    CSR or a dense gather): in float32 the same row rounded differently by
+    path, so one record's presence moved the others' clipped terms. A float64
+    dense ``X`` is read as it is (no copy); a float32 one is cast by row
+    blocks (one cached buffer of about 2 MiB, never a float64 copy of ``X``);
+    scipy computes a sparse product in the float64 of ``coef``.
+    """
+    if sp.issparse(X) or X.dtype == np.float64:
+        return np.asarray(X @ coef, dtype=np.float64)
+    n, d = X.shape
+    rows = min(_block_rows(d), max(n, 1))
+    # the buffer in X's memory order: the cast is then a contiguous copy
+    order = "F" if X.flags.f_contiguous and not X.flags.c_contiguous else "C"
+    buffer = np.empty((rows, d), order=order)
+    out = np.empty((n,) + coef.shape[1:])
+    for block in row_blocks(n, rows):
+        Xb = buffer[:block.stop - block.start]
+        np.copyto(Xb, X[block])
+        np.matmul(Xb, coef, out=out[block])
+    return out
+
+
+def _block_rows(n_features):
+    """Rows per float64 block of about :data:`_FUSED_BLOCK_BYTES` (at most SUM_ROWS)."""
+    return min(max(64, _FUSED_BLOCK_BYTES // max(1, n_features * 8)), SUM_ROWS)
 
 
 def _csr_row_sums(values, indptr):
@@ -463,16 +500,18 @@ class LinearDesign:
             return cached[1].copy()
         X, scale = self._rows(idx)
         d = self.n_features
-        coef = np.asarray(W[:d], dtype=self.dtype)
+        # float64 products whatever X's dtype: each row's predictor depends
+        # on its own record only, whichever path computes it
+        coef = np.asarray(W[:d], dtype=np.float64)
         extreme = self.extreme_rows(idx)
         if extreme is None:
-            Z = np.asarray(X @ coef, dtype=np.float64)
+            Z = _product64(X, coef)
             if scale is not None:
                 Z = Z * (scale if Z.ndim == 1 else scale[:, None])
         else:
             # the products of the extreme rows may overflow here: they are replaced
             with np.errstate(over="ignore", invalid="ignore"):
-                Z = np.asarray(X @ coef, dtype=np.float64)
+                Z = _product64(X, coef)
                 Z = Z * (scale if Z.ndim == 1 else scale[:, None])
             pos, unit, mult = extreme
             Z_ext = np.asarray(unit @ np.asarray(W[:d], dtype=np.float64), dtype=np.float64)
@@ -544,9 +583,9 @@ class LinearDesign:
         if (idx is not None or sp.issparse(X) or self._extreme is not None or not isinstance(X, np.ndarray)
                 or not X.flags.c_contiguous):
             return None
-        # float64 blocks (a float32 block is cast into a buffer of this size)
-        rows = max(64, _FUSED_BLOCK_BYTES // max(1, self.n_features * 8))
-        rows = min(rows, SUM_ROWS)  # short partial sums, compensated (see _float64_sums)
+        # float64 blocks (a float32 block is cast into a buffer of this size);
+        # short partial sums, compensated (see _float64_sums)
+        rows = _block_rows(self.n_features)
         return rows if self.n_samples > rows else None
 
     def fused_weighted_sum(self, W, weights, rows):

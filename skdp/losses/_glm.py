@@ -62,8 +62,10 @@ def clip_rows(R, limit, ord=2):
             norms = np.abs(R).sum(axis=1)
     # the ``not`` form also catches NaN, infinities and zeros
     bad = np.flatnonzero(~((norms >= _NORM_LO) & (norms <= _NORM_HI)))
-    with np.errstate(divide="ignore"):
-        factor = np.minimum(1.0, limit / norms)
+    # zero rows (bad) get factor 1 here, never limit / 0 (0 / 0 = NaN at limit 0)
+    safe = np.where(norms > 0, norms, 1.0)
+    with np.errstate(over="ignore", invalid="ignore"):  # inf / inf on bad rows only
+        factor = np.minimum(1.0, limit / safe)
     if bad.size == 0:
         return R * factor[:, None]
     with np.errstate(invalid="ignore", over="ignore"):
@@ -72,8 +74,9 @@ def clip_rows(R, limit, ord=2):
     a = np.abs(Rb).max(axis=1)
     Ub = Rb / np.where(a > 0, a, 1.0)[:, None]          # entries in [-1, 1]
     nu = np.linalg.norm(Ub, ord=ord, axis=1)             # in [1, k], or 0
-    with np.errstate(divide="ignore"):
-        keep = np.minimum(a, limit[bad] / nu)            # nu = 0: a = 0 too
+    # a zero row (nu = 0, a = 0) stays zero whatever its limit (0, or inf)
+    with np.errstate(over="ignore"):
+        keep = np.where(nu > 0, np.minimum(a, limit[bad] / np.where(nu > 0, nu, 1.0)), 0.0)
     out[bad] = Ub * keep[:, None]
     return out
 

@@ -351,8 +351,9 @@ class MatrixSensingLoss(BatchSums):
             rows = self._cached(("transposed",), transpose, None)
             if idx is not None:
                 rows = rows.reshape(-1, q, p)[idx].reshape(-1, p)
-        # (F^T @ rows^T) is the fast orientation of a tall-skinny product
-        prod = (F.T.astype(rows.dtype) @ rows.T).reshape(r, m, -1)
+        # (F^T @ rows^T) is the fast orientation of a tall-skinny product; the
+        # last axis is named, not -1, so that an empty batch (m = 0) reshapes
+        prod = (F.T.astype(rows.dtype) @ rows.T).reshape(r, m, p if side == "right" else q)
         return np.einsum("aij,aij->i", prod, prod, dtype=np.float64)
 
     def _dense_sq_bounds(self, F, side, how, X, idx, a):
@@ -693,7 +694,9 @@ class MatrixSensingLoss(BatchSums):
         a = self.design.row_norms(2, idx)
         with np.errstate(over="ignore", invalid="ignore"):
             bound = j * j + np.abs(rho) * np.sqrt(2.0 * self.rank) * a
-            c = np.where(bound > hessian_clip, hessian_clip / bound, 1.0)
+            # the ``<=`` form sends a NaN bound (inf * 0: an overflowing
+            # residual on a zero A_i) to hessian_clip / NaN, then to 0 below
+            c = np.where(bound <= hessian_clip, 1.0, hessian_clip / bound)
         c = np.where(np.isfinite(c), c, 0.0)
         return c, rho
 
