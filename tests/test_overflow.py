@@ -449,3 +449,17 @@ def test_matrix_sensing_hessian_of_a_zero_matrix_with_an_overflowing_residual_is
     assert np.all(np.isfinite(H)) and np.linalg.norm(H) <= 0.5 * (1 + 1e-9)
     assert np.all(np.isfinite(Hv))
     assert np.linalg.norm(Hv) <= 0.5 * np.linalg.norm(np.ones(loss.coef_shape)) * (1 + 1e-9)
+
+
+def test_matrix_sensing_hessian_of_a_record_whose_gradient_overflows_is_finite():
+    # found by the slow property tier: a record at the largest float with a huge
+    # public W has J_i = inf and c_i = 0; its Hessian term must be 0, not 0 * inf
+    X = np.array([[1.0], [-1.7976931348623157e308]])
+    y = np.array([9.9e28, 2.7e35])
+    loss = MatrixSensingLoss(LinearDesign(X, False), y, (1, 1), 1, fit_intercept=False)
+    W = np.array([6.25e102, 0.435])
+    with np.errstate(over="ignore", invalid="ignore"):
+        both = loss.hessian(W, 1.0)
+        first = loss.hessian(W, 1.0, idx=np.array([0]))
+    assert np.all(np.isfinite(both)) and np.all(np.isfinite(first))
+    assert np.linalg.norm(both - first) <= 1.0 * (1 + 1e-9)

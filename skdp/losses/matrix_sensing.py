@@ -796,6 +796,8 @@ class MatrixSensingLoss(BatchSums):
         if self.fit_intercept:
             cols.append(np.full((len(A), 1), self.intercept_scale))
         J = np.concatenate(cols, axis=1)
+        # a row clipped to nothing (c_i = 0, e.g. an overflowing J_i) contributes 0, not 0 * inf
+        J[~(c > 0)] = 0.0
         acc = CompensatedSum((J.shape[1], J.shape[1]))
         with np.errstate(over="ignore", invalid="ignore"):
             for block in row_blocks(len(J)):  # float64 partial sums, compensated
