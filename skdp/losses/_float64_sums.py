@@ -259,7 +259,8 @@ def column_totals(A, rows=None):
 
     Returns
     -------
-    float64 scalar (0-d ndarray) or ndarray of shape (k,)
+    totals : float64 scalar (0-d ndarray) or ndarray of shape (k,)
+        The column sums (the sum of a 1-D array), in float64.
     """
     A = np.asarray(A, dtype=np.float64)
     if rows is None:
@@ -279,6 +280,7 @@ def float64_total(values):
 
     Returns
     -------
-    float
+    total : float
+        The sum of the values, accumulated in float64.
     """
     return float(column_totals(np.ravel(values)))
