@@ -454,7 +454,7 @@ class PrivateGridSearchCV(_PrivateSearchBase):
     >>> X = BoundedScaler(documented_bounds("breast_cancer")).fit_transform(X)
     >>> acc = BudgetAccountant()
     >>> search = PrivateGridSearchCV(
-    ...     DPLogisticRegression(epsilon=0.5), {"alpha": [1e-4, 1e-2]},
+    ...     DPLogisticRegression(epsilon=0.5, classes=[0, 1]), {"alpha": [1e-4, 1e-2]},
     ...     accountant=acc, random_state=0).fit(X, y)
     >>> search.best_params_
     {'alpha': 0.0001}
@@ -514,7 +514,8 @@ class PrivateRandomizedSearchCV(_PrivateSearchBase):
     >>> X = BoundedScaler(documented_bounds("breast_cancer")).fit_transform(X)
     >>> acc = BudgetAccountant()
     >>> search = PrivateRandomizedSearchCV(
-    ...     DPLogisticRegression(epsilon=0.5), {"alpha": loguniform(1e-5, 1e-1)},
+    ...     DPLogisticRegression(epsilon=0.5, classes=[0, 1]),
+    ...     {"alpha": loguniform(1e-5, 1e-1)},
     ...     n_iter=4, accountant=acc, random_state=0).fit(X, y)
     >>> round(float(search.best_params_["alpha"]), 5)
     0.00258

@@ -673,7 +673,7 @@ def audit_estimator(estimator, X, y, canary_x, canary_y, statistic, *, n_runs=10
     >>> X = np.zeros((20, 2)); X[:, 1] = np.repeat([1.0, -1.0], 10)
     >>> y = np.repeat([1, 0], 10)
     >>> est = DPLogisticRegression(epsilon=2.0, fit_intercept=False,
-    ...                            clip_norm=0.01, max_iter=10)
+    ...                            clip_norm=0.01, max_iter=10, classes=[0, 1])
     >>> result = audit_estimator(est, X, y, canary_x=[1.0, 0.0], canary_y=1,
     ...                          statistic=lambda m: m.coef_[0, 0],
     ...                          n_runs=200, random_state=0)
