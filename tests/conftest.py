@@ -58,3 +58,19 @@ def reuters():
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+#: markers of the tiers that run only when selected by name with ``-m``
+_ON_REQUEST = {
+    "audit_long": "long audit: run with -m audit_long",
+    "slow": "slow tier: run with -m slow",
+}
+
+
+@pytest.fixture(autouse=True)
+def _tiers_on_request(request):
+    """Tests marked ``audit_long`` or ``slow`` run only when ``-m`` names the marker."""
+    selected = request.config.getoption("-m") or ""
+    for marker, reason in _ON_REQUEST.items():
+        if request.node.get_closest_marker(marker) is not None and marker not in selected:
+            pytest.skip(reason)

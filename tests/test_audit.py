@@ -98,14 +98,6 @@ def quick_runs(steps):
 MACHINERY_MAX_ITER = 20
 
 
-@pytest.fixture(autouse=True)
-def _long_audit_only_on_request(request):
-    """``audit_long`` tests run only when selected with ``-m audit_long``."""
-    if request.node.get_closest_marker("audit_long") is not None:
-        if "audit_long" not in (request.config.getoption("-m") or ""):
-            pytest.skip("long audit: run with -m audit_long")
-
-
 # --------------------------------------------------------------------------
 # The audit machinery
 # --------------------------------------------------------------------------

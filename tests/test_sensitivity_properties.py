@@ -75,14 +75,6 @@ DEFAULT_EXAMPLES = 100
 SLOW_EXAMPLES = 2000
 
 
-@pytest.fixture(autouse=True)
-def _slow_only_on_request(request):
-    """``slow`` tests run only when selected with ``-m slow`` (like ``audit_long``)."""
-    if request.node.get_closest_marker("slow") is not None:
-        if "slow" not in (request.config.getoption("-m") or ""):
-            pytest.skip("slow tier: run with -m slow")
-
-
 # --------------------------------------------------------------------------
 # Losses, bound the way a fit binds them
 # --------------------------------------------------------------------------

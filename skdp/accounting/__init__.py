@@ -28,15 +28,8 @@ from .accountant import (
 from .calibrate import calibrate
 from .filter import PrivacyFilter, best_order
 from .mechanisms import *  # noqa: F401,F403  (the mechanism classes, see mechanisms.__all__)
-from .release import (
-    Release,
-    recording,
-    release,
-    release_operator,
-    release_symmetric,
-    secret_run_count,
-    sparse_vector_components,
-)
+from .release import *  # noqa: F401,F403  (the release door, see release.__all__)
+from .release import __all__ as _door_names
 from .rdp import DEFAULT_ORDERS, get_delta, get_epsilon, get_rdp, rdp_to_epsilon
 
 __all__ = [
@@ -55,11 +48,5 @@ __all__ = [
     "context_accountant",
     "current_accountant",
     "get_default_accountant",
-    "Release",
-    "recording",
-    "release",
-    "release_symmetric",
-    "release_operator",
-    "sparse_vector_components",
-    "secret_run_count",
+    *_door_names,
 ]
