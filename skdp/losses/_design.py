@@ -70,6 +70,7 @@ from sklearn.utils.extmath import row_norms
 from ._canonical import canonical_rows
 from ._float64_sums import (SUM_ROWS, CompensatedSum, CSRBlocks, column_totals, csr_blocks,
                             csr_rows, dense_blocks, row_blocks, transpose_product)
+from ._threads import map_blocks, pass_threads
 
 __all__ = ["LinearDesign"]
 
@@ -613,16 +614,17 @@ class LinearDesign:
         """
         X, d = self.X, self.n_features
         coef = np.asarray(W[:d], dtype=np.float64)
-        G_feat = CompensatedSum((d,) + np.shape(W)[1:])
-        G_int = CompensatedSum(np.shape(W)[1:])
         Z_all = np.empty((self.n_samples,) + np.shape(W)[1:])
-        # float32 blocks are cast into one float64 buffer (in cache; no allocation per block)
-        buffer = None if X.dtype == np.float64 else np.empty((rows, d))
-        for block in row_blocks(self.n_samples, rows):
-            if buffer is None:
+        blocks = row_blocks(self.n_samples, rows)
+
+        def block_sums(k, scratch):
+            block = blocks[k]
+            if X.dtype == np.float64:
                 Xb = X[block]
-            else:
-                Xb = buffer[:block.stop - block.start]
+            else:  # cast into the thread's float64 buffer (in cache; no allocation per block)
+                if "buffer" not in scratch:
+                    scratch["buffer"] = np.empty((rows, d))
+                Xb = scratch["buffer"][:block.stop - block.start]
                 np.copyto(Xb, X[block])
             Z = Xb @ coef
             s = None if self.row_scale is None else self.row_scale[block]
@@ -632,11 +634,19 @@ class LinearDesign:
                 Z += self.intercept_scale * W[d]
             Z_all[block] = Z
             R = weights(Z, block)
-            if self.fit_intercept:
-                G_int.add(R.sum(axis=0))
+            total = R.sum(axis=0) if self.fit_intercept else None
             if s is not None:
                 R = R * (s if R.ndim == 1 else s[:, None])
-            G_feat.add(Xb.T @ R)
+            return Xb.T @ R, total
+
+        # fixed blocks, partials added in block order: the same sum with any number of threads
+        partials = map_blocks(block_sums, len(blocks), pass_threads(len(blocks)))
+        G_feat = CompensatedSum((d,) + np.shape(W)[1:])
+        G_int = CompensatedSum(np.shape(W)[1:])
+        for feat, total in partials:
+            G_feat.add(feat)
+            if self.fit_intercept:
+                G_int.add(total)
         # the predictor at W, kept for a decision(W) that follows at the same W
         # (a line search's reference point): one pass saved
         self._last_decision = (np.array(W, dtype=np.float64), Z_all)

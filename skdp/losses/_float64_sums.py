@@ -30,6 +30,8 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
+from ._threads import map_blocks, pass_threads
+
 __all__ = ["SUM_ROWS", "CompensatedSum", "CSRBlocks", "row_blocks", "dense_blocks", "csr_rows",
            "csr_blocks", "transpose_product", "column_totals", "float64_total"]
 
@@ -237,13 +239,35 @@ def transpose_product(X, R, rows=None, blocks=None):
         blocks = CSRBlocks(sp.csr_matrix(X), rows) if blocks is None else blocks
         if len(blocks.blocks) == 1:  # one block: one product
             return np.asarray(next(blocks.transposed())[1] @ R, dtype=np.float64)
-        acc = CompensatedSum((X.shape[1],) + R.shape[1:])
-        for block, T in blocks.transposed():
-            acc.add(T @ R[block])
-        return acc.value()
+
+        def partial(k, scratch):
+            block, T = blocks.blocks[k]
+            if T.dtype != np.float64:
+                T = copy.copy(T)  # the block's own float64 entries; X's stay float32
+                T.data = T.data.astype(np.float64)
+            return T @ R[block]
+
+        n_blocks = len(blocks.blocks)
+    else:
+        n_rows = X.shape[0]
+        size = max(1, min(int(SUM_ROWS if rows is None else rows), n_rows))
+        slices = row_blocks(n_rows, size)
+
+        def partial(k, scratch):
+            block = slices[k]
+            if X.dtype == np.float64:
+                return X[block].T @ R[block]
+            if "buffer" not in scratch:  # the thread's cast buffer, reused block to block
+                scratch["buffer"] = np.empty((size, X.shape[1]))
+            Xb = scratch["buffer"][:block.stop - block.start]
+            np.copyto(Xb, X[block])
+            return Xb.T @ R[block]
+
+        n_blocks = len(slices)
+    # fixed blocks, partials added in block order: the same sum with any number of threads
     acc = CompensatedSum((X.shape[1],) + R.shape[1:])
-    for block, Xb in dense_blocks(X, SUM_ROWS if rows is None else rows):
-        acc.add(Xb.T @ R[block])
+    for part in map_blocks(partial, n_blocks, pass_threads(n_blocks)):
+        acc.add(part)
     return acc.value()
 
 

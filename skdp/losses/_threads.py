@@ -1,0 +1,139 @@
+"""Threads for the passes over row blocks, with the same result whatever their number.
+
+A pass over ``X`` is cut into row blocks fixed by the data's shape alone
+(never by the number of threads); each block's partial sums are computed by
+one thread, and the partials are added in block order. So the exact part of
+every release is bitwise the same with one thread or many: the noise added to
+it must not depend on scheduling.
+
+How many threads: as many as the BLAS may use when the pass starts (the
+threadpoolctl convention: ``with threadpool_limits(1):`` makes every pass
+single-threaded, and joblib's worker processes get their share of the CPUs),
+at most the CPUs (:func:`joblib.cpu_count`) and at most the blocks. While
+blocks run in several threads, the BLAS is limited to one thread per call,
+so the threads do not oversubscribe the cores.
+"""
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from joblib import cpu_count
+from threadpoolctl import ThreadpoolController
+
+__all__ = ["pass_threads", "map_blocks"]
+
+_LOCK = threading.Lock()
+#: the controller (built once), the pool, and the BLAS limit in force while
+#: passes run threads (one limit for every concurrent pass, restored by the last)
+_STATE = {"controller": None, "pool": None, "pool_size": 0, "limiter": None, "active": 0,
+          "user_limit": None}
+
+
+def _controller():
+    with _LOCK:
+        if _STATE["controller"] is None:
+            _STATE["controller"] = ThreadpoolController()
+        return _STATE["controller"]
+
+
+def pass_threads(n_blocks):
+    """The number of threads a pass over ``n_blocks`` row blocks uses.
+
+    Parameters
+    ----------
+    n_blocks : int
+        The blocks of the pass.
+
+    Returns
+    -------
+    int
+        At least 1; at most ``n_blocks``, the CPUs, and the BLAS's current
+        thread limit (the user's, when another pass holds the BLAS at one).
+    """
+    if n_blocks <= 1:
+        return 1
+    controller = _controller()
+    with _LOCK:
+        user_limit = _STATE["user_limit"] if _STATE["active"] else None
+    if user_limit is None:
+        user_limit = _blas_limit(controller)
+    return max(1, min(int(n_blocks), int(cpu_count()), int(user_limit)))
+
+
+def _blas_limit(controller):
+    limits = [lib["num_threads"] for lib in controller.info() if lib["user_api"] == "blas"]
+    return min(limits) if limits else cpu_count()
+
+
+def _enter_single_blas():
+    controller = _controller()
+    with _LOCK:
+        if _STATE["active"] == 0:
+            _STATE["user_limit"] = _blas_limit(controller)
+            _STATE["limiter"] = controller.limit(limits=1, user_api="blas")
+        _STATE["active"] += 1
+
+
+def _leave_single_blas():
+    with _LOCK:
+        _STATE["active"] -= 1
+        if _STATE["active"] == 0:
+            _STATE["limiter"].restore_original_limits()
+            _STATE["limiter"] = _STATE["user_limit"] = None
+
+
+def _pool(n_threads):
+    with _LOCK:
+        if _STATE["pool_size"] < n_threads:
+            # a larger pool replaces a smaller one; the old one finishes its work
+            _STATE["pool"] = ThreadPoolExecutor(max_workers=n_threads,
+                                                thread_name_prefix="skdp-pass")
+            _STATE["pool_size"] = n_threads
+        return _STATE["pool"]
+
+
+def map_blocks(work, n_blocks, n_threads):
+    """``[work(k) ...]`` over blocks ``k = 0 .. n_blocks - 1``, in block order.
+
+    Share ``t`` of ``n_threads`` (share 0 in the calling thread, the others
+    in a pool's threads) runs the blocks ``t, t + n_threads, ...``
+    with its own scratch (``work`` is called as ``work(k, scratch)``, where
+    ``scratch`` is a dict private to the thread, e.g. for a cast buffer).
+
+    Parameters
+    ----------
+    work : callable
+        ``work(k, scratch)`` computes block ``k``'s partial result; it must
+        depend on block ``k`` only (not on the thread or on other blocks).
+    n_blocks : int
+        The number of blocks.
+    n_threads : int
+        From :func:`pass_threads`.
+
+    Returns
+    -------
+    list
+        The blocks' results, in block order.
+    """
+    if n_threads <= 1 or n_blocks <= 1:
+        scratch = {}
+        return [work(k, scratch) for k in range(n_blocks)]
+    results = [None] * n_blocks
+
+    def run(t):
+        scratch = {}
+        for k in range(t, n_blocks, n_threads):
+            results[k] = work(k, scratch)
+
+    _enter_single_blas()
+    try:
+        # the calling thread takes share 0 itself: every share runs at the same time
+        futures = [_pool(n_threads - 1).submit(run, t) for t in range(1, n_threads)]
+        try:
+            run(0)
+        finally:
+            for future in futures:
+                future.result()  # waits for every share; re-raises a block's error
+    finally:
+        _leave_single_blas()
+    return results

@@ -1,0 +1,114 @@
+"""Passes over row blocks in threads: the same fit whatever the number of threads."""
+
+import threading
+
+import numpy as np
+import pytest
+from joblib import cpu_count
+from threadpoolctl import threadpool_limits
+
+from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression
+from skdp.losses import LinearDesign
+from skdp.losses._threads import map_blocks, pass_threads
+
+
+def _data(n=60_000, d=20, n_classes=2, dtype=np.float64, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = rng.integers(0, n_classes, n)
+    return X.astype(dtype), y
+
+
+def _fit(estimator, X, y, threads):
+    with threadpool_limits(threads):
+        return estimator.set_params(accountant=BudgetAccountant()).fit(X, y)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("make, n_classes", [
+    (lambda: DPLogisticRegression(solver="gd", classes=[0, 1], random_state=0, max_iter=5), 2),
+    (lambda: DPLogisticRegression(solver="gd", classes=[0, 1, 2], random_state=0, max_iter=5), 3),
+    (lambda: DPLinearSVC(solver="gd", classes=[0, 1], random_state=0, max_iter=5), 2),
+    (lambda: DPLogisticRegression(classes=[0, 1], random_state=0), 2),  # the defaults
+])
+def test_same_coefficients_with_one_and_two_threads(make, n_classes, dtype):
+    X, y = _data(n_classes=n_classes, dtype=dtype)
+    one = _fit(make(), X, y, 1)
+    two = _fit(make(), X, y, 2)
+    np.testing.assert_array_equal(one.coef_, two.coef_)
+    np.testing.assert_array_equal(one.intercept_, two.intercept_)
+
+
+def test_the_fused_pass_runs_its_blocks_in_threads():
+    if cpu_count() < 2:
+        pytest.fail("this test needs 2 CPUs (CI has 2)")
+    X, y = _data()
+    design = LinearDesign(X, fit_intercept=True)
+    rows = design.fused_rows()
+    assert rows is not None and X.shape[0] > 2 * rows
+    seen = set()
+
+    def weights(Z, block):
+        seen.add(threading.current_thread().name)
+        return np.tanh(Z)
+
+    W = np.full(design.n_params, 0.1)
+    with threadpool_limits(1):
+        single = design.fused_weighted_sum(W, weights, rows)
+    assert len(seen) == 1
+    seen.clear()
+    with threadpool_limits(2):
+        threaded = design.fused_weighted_sum(W, weights, rows)
+    assert len(seen) == 2
+    np.testing.assert_array_equal(single, threaded)
+
+
+def test_thread_count_follows_the_blas_limit():
+    with threadpool_limits(1):
+        assert pass_threads(10) == 1
+    with threadpool_limits(2):
+        assert pass_threads(10) == min(2, cpu_count())
+        assert pass_threads(1) == 1
+
+
+def test_map_blocks_keeps_block_order_and_restores_the_blas_limit():
+    from threadpoolctl import threadpool_info
+
+    before = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+    out = map_blocks(lambda k, scratch: k * k, 7, 2)
+    assert out == [k * k for k in range(7)]
+    after = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+    assert before == after
+
+
+def test_an_error_in_a_block_reaches_the_caller():
+    def work(k, scratch):
+        if k == 3:
+            raise ValueError("block 3")
+        return k
+
+    with pytest.raises(ValueError, match="block 3"):
+        map_blocks(work, 6, 2)
+    assert map_blocks(lambda k, s: k, 4, 2) == [0, 1, 2, 3]  # the pool still works
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_transpose_product_is_the_same_with_one_and_two_threads(sparse, dtype):
+    import scipy.sparse as sp
+
+    from skdp.losses import transpose_product
+
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((20_000, 30)).astype(dtype)
+    if sparse:
+        X[rng.random(X.shape) < 0.8] = 0
+        X = sp.csr_matrix(X)
+    R = rng.standard_normal((20_000, 3))
+    with threadpool_limits(1):
+        one = transpose_product(X, R, rows=1024)
+    with threadpool_limits(2):
+        two = transpose_product(X, R, rows=1024)
+    np.testing.assert_array_equal(one, two)
+    np.testing.assert_allclose(one, np.asarray(X.T @ R), rtol=1e-5 if dtype == np.float32 else 1e-12)
