@@ -98,7 +98,7 @@ def test_an_error_in_a_block_reaches_the_caller():
 def test_transpose_product_is_the_same_with_one_and_two_threads(sparse, dtype):
     import scipy.sparse as sp
 
-    from skdp.losses import transpose_product
+    from skdp.losses._float64_sums import transpose_product
 
     rng = np.random.default_rng(1)
     X = rng.standard_normal((20_000, 30)).astype(dtype)
