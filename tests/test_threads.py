@@ -112,3 +112,18 @@ def test_transpose_product_is_the_same_with_one_and_two_threads(sparse, dtype):
         two = transpose_product(X, R, rows=1024)
     np.testing.assert_array_equal(one, two)
     np.testing.assert_allclose(one, np.asarray(X.T @ R), rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_float32_decision_is_the_same_with_one_and_two_threads(order):
+    rng = np.random.default_rng(2)
+    X = np.asarray(rng.standard_normal((50_000, 40)), dtype=np.float32, order=order)
+    design = LinearDesign(X, fit_intercept=False)
+    W = rng.standard_normal(40)
+    with threadpool_limits(1):
+        one = design.decision(W)
+    design = LinearDesign(X, fit_intercept=False)
+    with threadpool_limits(2):
+        two = design.decision(W)
+    np.testing.assert_array_equal(one, two)
+    np.testing.assert_allclose(one, X.astype(np.float64) @ W, rtol=1e-12)

@@ -124,12 +124,18 @@ def _product64(X, coef):
     rows = min(_block_rows(d), max(n, 1))
     # the buffer in X's memory order: the cast is then a contiguous copy
     order = "F" if X.flags.f_contiguous and not X.flags.c_contiguous else "C"
-    buffer = np.empty((rows, d), order=order)
     out = np.empty((n,) + coef.shape[1:])
-    for block in row_blocks(n, rows):
-        Xb = buffer[:block.stop - block.start]
+    blocks = row_blocks(n, rows)
+
+    def product(k, scratch):  # each row's product is its own: any thread gives the same
+        block = blocks[k]
+        if "buffer" not in scratch:
+            scratch["buffer"] = np.empty((rows, d), order=order)
+        Xb = scratch["buffer"][:block.stop - block.start]
         np.copyto(Xb, X[block])
         np.matmul(Xb, coef, out=out[block])
+
+    map_blocks(product, len(blocks), pass_threads(len(blocks)))
     return out
 
 
