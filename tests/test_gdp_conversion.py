@@ -7,7 +7,7 @@ import pytest
 from scipy import optimize, stats
 
 from skdp.accounting import BudgetAccountant, Laplace, PureDP, Repeated
-from skdp.accounting.accountant import _mu_of_pure
+from skdp.accounting._composition import mu_of_pure as _mu_of_pure
 
 
 def _mu_pure_reference(eps):

@@ -2,7 +2,7 @@
 
 import math
 
-__all__ = ["check_number", "check_epsilon", "check_delta"]
+__all__ = ["check_number", "check_epsilon", "check_delta", "check_budget_value"]
 
 
 def check_number(value, name, owner=""):
@@ -32,3 +32,12 @@ def check_delta(value, owner="", *, name="delta"):
         prefix = f"{owner}: " if owner else ""
         raise ValueError(f"{prefix}{name} must be in [0, 1), got {value!r}.")
     return delta
+
+
+def check_budget_value(value, name, *, upper):
+    """A budget value of a BudgetAccountant, checked: in [0, ``upper``], not NaN."""
+    value = check_number(value, name, "BudgetAccountant")
+    if math.isnan(value) or value < 0 or value > upper:
+        bound = "[0, 1]" if upper == 1.0 else "(0, inf]"
+        raise ValueError(f"BudgetAccountant: {name} must be in {bound}, got {value!r}.")
+    return value

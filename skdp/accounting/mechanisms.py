@@ -40,6 +40,7 @@ __all__ = [
     "RepeatAndSelect",
     "mechanism_from_dict",
     "noise_mechanism",
+    "compose_runs",
 ]
 
 
@@ -873,3 +874,26 @@ def mechanism_from_dict(d: dict) -> Mechanism:
         return cls(**kwargs)
     except TypeError as exc:
         raise ValueError(f"mechanism_from_dict: cannot build {kind} from {d!r}: {exc}") from None
+
+
+def compose_runs(mechanisms):
+    """One :class:`Composed` of ``mechanisms`` in order, equal neighbours as :class:`Repeated`.
+
+    Parameters
+    ----------
+    mechanisms : iterable of Mechanism
+        Mechanisms run one after the other.
+
+    Returns
+    -------
+    Composed
+        The same composition, each run of equal consecutive mechanisms
+        written once with its count.
+    """
+    runs = []
+    for mechanism in mechanisms:
+        if runs and runs[-1][0] == mechanism:
+            runs[-1][1] += 1
+        else:
+            runs.append([mechanism, 1])
+    return Composed([m if k == 1 else Repeated(m, k) for m, k in runs])

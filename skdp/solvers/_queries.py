@@ -41,6 +41,7 @@ from ..accounting import (
     PrivacyFilter,
     Repeated,
     SparseVector,
+    compose_runs,
 )
 from ..accounting.release import (
     release,
@@ -406,13 +407,7 @@ class PrivateQueries:
     @property
     def ran(self):
         """What the queries ran so far, as one mechanism tree (runs merged)."""
-        parts = []
-        for m in self._ran:
-            if parts and parts[-1][0] == m:
-                parts[-1][1] += 1
-            else:
-                parts.append([m, 1])
-        return Composed([m if k == 1 else Repeated(m, k) for m, k in parts])
+        return compose_runs(self._ran)
 
 
 class PrivateDuals:
