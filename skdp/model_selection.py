@@ -30,6 +30,26 @@ The mechanism (Papernot and Steinke [1]_, Theorem 2):
    candidates' full-data fits (it is chosen by the selection, so it could
    be any of them).
 
+The estimator may be a :class:`~sklearn.pipeline.Pipeline` ending in a skdp
+classifier. Each step before it must either learn nothing from the data
+(:class:`~skdp.preprocessing.BoundedScaler`;
+:class:`~sklearn.preprocessing.OneHotEncoder` with the public ``categories``
+given, ``handle_unknown='ignore'`` and no frequency options;
+:class:`~sklearn.preprocessing.Normalizer`,
+:class:`~sklearn.preprocessing.Binarizer`;
+:class:`~sklearn.preprocessing.FunctionTransformer` with ``func=None`` or
+an element-wise numpy ufunc that is finite on finite input, such as
+``np.tanh``: an allow-list by type, with these parameters checked) or be
+charged (any skdp step that charges an accountant, such as
+:class:`~skdp.preprocessing.DPStandardScaler`). A trial's fit is then the
+composition of every charged step's mechanism, planned from public
+quantities (see :func:`planned_privacy`); every charged step of every
+trial and of the refit draws its noise from the search's stream. Any other
+step (``StandardScaler``, ``PCA``, ``OneHotEncoder(categories='auto')``)
+would learn from the data without a charge and is refused, naming the
+step, before anything is charged. Grid parameters use the pipeline's
+``step__parameter`` names.
+
 References
 ----------
 .. [1] N. Papernot and T. Steinke, "Hyperparameter Tuning with Renyi
@@ -497,9 +517,12 @@ class PrivateGridSearchCV(_PrivateSearchBase):
 
     Parameters
     ----------
-    estimator : DPLogisticRegression or DPLinearSVC
-        The private classifier to tune; its ``epsilon`` and ``delta`` (or
-        those in the grid) are each trial fit's.
+    estimator : DPLogisticRegression, DPLinearSVC or Pipeline
+        The private classifier to tune, or a ``Pipeline`` ending in one whose
+        other steps learn nothing from the data or are charged (see
+        :mod:`skdp.model_selection`); its (and its charged steps')
+        ``epsilon`` and ``delta``, or those in the grid, are each trial
+        fit's.
     param_grid : dict or list of dicts
         As for :class:`sklearn.model_selection.GridSearchCV`.
 """ + _SEARCH_PARAMS_DOC + r"""
@@ -555,8 +578,9 @@ class PrivateRandomizedSearchCV(_PrivateSearchBase):
 
     Parameters
     ----------
-    estimator : DPLogisticRegression or DPLinearSVC
-        The private classifier to tune.
+    estimator : DPLogisticRegression, DPLinearSVC or Pipeline
+        The private classifier to tune, or a ``Pipeline`` ending in one (as
+        for :class:`PrivateGridSearchCV`).
     param_distributions : dict or list of dicts
         As for :class:`sklearn.model_selection.RandomizedSearchCV`.
     n_iter : int, default=10
