@@ -100,7 +100,7 @@ from .validation import (
     validate_params,
 )
 
-__all__ = ["PrivateGridSearchCV", "PrivateRandomizedSearchCV"]
+__all__ = ["PrivateGridSearchCV", "PrivateRandomizedSearchCV", "planned_privacy"]
 
 
 def _estimator_has(attr):
@@ -639,3 +639,6 @@ class PrivateRandomizedSearchCV(_PrivateSearchBase):
             state = int(seed_key(state)[:8], 16)
         return list(ParameterSampler(self.param_distributions, self.n_iter,
                                      random_state=state))
+
+
+from ._budget_planner import planned_privacy  # noqa: E402  (it plans the searches above)
