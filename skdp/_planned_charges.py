@@ -10,7 +10,10 @@ charges it); any other charged step (a private scaler) is found by a *dry
 run*, a clone fitted on an array of zeros of the data's shape with a
 scratch accountant that records each charge. Either way the charges are
 the ``(epsilon, delta, mechanism)`` a fit on the real data passes to
-``BudgetAccountant.charge``, and no private value is touched.
+``BudgetAccountant.charge``, and no private value is touched. An estimator
+whose fit charges more than its solver's plan (or charges it otherwise)
+defines ``_planned_charges(n_samples, n_features, labels)``, returning that
+list, and the planner uses it.
 
 :func:`check_search_pipeline` is the rule the private searches apply to a
 ``Pipeline``: each step before the last must learn nothing from the data
@@ -145,7 +148,9 @@ def planned_charges(estimator, n_samples, n_features, labels=None, *, sparse=Fal
         if step is None or (isinstance(step, str) and step == "passthrough"):
             continue
         last = i == len(steps) - 1
-        if isinstance(step, PrivateEstimatorMixin) and last:
+        if last and hasattr(step, "_planned_charges"):
+            charges += list(step._planned_charges(n_samples, X.shape[1], labels))
+        elif isinstance(step, PrivateEstimatorMixin) and last:
             charges.append(_estimator_charge(step, n_samples, X.shape[1], labels))
         elif isinstance(step, AccountedMixin):
             made, model = _dry_fit(step, X, y, stop=last)
