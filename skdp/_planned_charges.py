@@ -184,10 +184,14 @@ def _free_step_problem(step):
         if step.min_frequency is not None or step.max_categories is not None:
             return ("counts category frequencies in the data (min_frequency / "
                     "max_categories); leave both None")
-        if step.handle_unknown == "error":
-            return ("raises during a trial when the data holds a value outside "
-                    "categories, an error that depends on the data, after the search's "
-                    "charge; pass handle_unknown='ignore'")
+        if step.handle_unknown != "ignore":
+            return (f"with handle_unknown={step.handle_unknown!r} raises or warns during a "
+                    "trial when the data holds a value outside categories (an event that "
+                    "depends on the data, after the search's charge); pass "
+                    "handle_unknown='ignore'")
+        if step.drop is not None:
+            return ("with drop set warns during a trial, naming the columns where the data "
+                    "holds a value outside categories; pass drop=None")
         return None
     if kind is FunctionTransformer:
         if step.func is not None and not any(step.func is f for f in TOTAL_UFUNCS):
@@ -203,6 +207,10 @@ def _free_step_problem(step):
                     "pass check_inverse=False")
         return None
     name = kind.__name__
+    if name in ("Pipeline", "FeatureUnion", "ColumnTransformer"):
+        return ("is a composite the search does not look into; flatten its steps into "
+                "the search's pipeline, or apply it to X before the search if it learns "
+                "nothing from the data")
     if name in _LEARNS_SCALE:
         use = ("skdp.preprocessing.BoundedScaler with public bounds (free), or a charged "
                "skdp scaler (skdp.preprocessing.DPStandardScaler)")

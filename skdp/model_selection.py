@@ -34,7 +34,7 @@ The estimator may be a :class:`~sklearn.pipeline.Pipeline` ending in a skdp
 classifier. Each step before it must either learn nothing from the data
 (:class:`~skdp.preprocessing.BoundedScaler`;
 :class:`~sklearn.preprocessing.OneHotEncoder` with the public ``categories``
-given, ``handle_unknown='ignore'`` and no frequency options;
+given, ``handle_unknown='ignore'``, ``drop=None`` and no frequency options;
 :class:`~sklearn.preprocessing.Normalizer`,
 :class:`~sklearn.preprocessing.Binarizer`;
 :class:`~sklearn.preprocessing.FunctionTransformer` with ``func=None`` or

@@ -113,12 +113,17 @@ def test_free_steps_cost_nothing_beyond_the_estimator(cancer):
     (OneHotEncoder(), r"'onehotencoder' \(OneHotEncoder\) learns its categories .*"
                       r"categories="),
     (OneHotEncoder(categories=[[0.0, 1.0]] * 30), "handle_unknown='ignore'"),
+    (OneHotEncoder(categories=[[0.0, 1.0]] * 30, handle_unknown="warn"),
+     "handle_unknown='ignore'"),
+    (OneHotEncoder(categories=[[0.0, 1.0]] * 30, handle_unknown="ignore", drop="first"),
+     "drop=None"),
     (OneHotEncoder(categories=[[0.0, 1.0]] * 30, handle_unknown="ignore", min_frequency=5),
      "min_frequency"),
     (FunctionTransformer(lambda X: X - X.mean(axis=0)), "func=None or one of np.absolute"),
     (FunctionTransformer(np.log1p), "func=None or one of"),
     (FunctionTransformer(np.tanh, np.arctanh), "check_inverse=False"),
     (DPLogisticRegression(classes=[0, 1]), "it can only be the last step"),
+    (make_pipeline(BoundedScaler(BOUNDS)), r"'pipeline' \(Pipeline\) is a composite"),
 ])
 def test_a_step_that_learns_without_a_charge_is_refused_before_any_charge(cancer, step,
                                                                            match):
