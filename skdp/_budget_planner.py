@@ -136,6 +136,11 @@ def planned_privacy(estimator, X=None, y=None, *, shape=None, cv=None, groups=No
             raise ValueError("planned_privacy: a private search has no cv; pass cv=None.")
         labels = _labels(final_estimator(estimator.estimator), y, None)
         candidates = estimator._check_params()
+        if getattr(estimator, "param_distributions", None) is not None and (
+                estimator.random_state is None):
+            candidates = _drawn_in_full(estimator)
+            if candidates is None:
+                raise _unseen_candidates(estimator)
         stand_in = _zeros_like(sparse, dtype)
         plan = estimator._plan(candidates, n_samples, n_features, labels, stand_in)
         epsilon, delta, mechanism = plan[-2], plan[-1], plan[5]
@@ -263,20 +268,30 @@ def _sklearn_candidates(search):
     state = search.random_state
     if isinstance(state, (np.random.RandomState, np.random.Generator)):
         state = copy.deepcopy(state)  # plan the draws without consuming the user's state
-    elif not isinstance(state, Integral):
-        grids = search.param_distributions
-        grids = grids if isinstance(grids, list) else [grids]
-        if all(all(isinstance(v, (list, tuple, np.ndarray)) for v in g.values())
-               for g in grids):
-            size = len(ParameterGrid(grids))
-            if search.n_iter >= size:
-                return list(ParameterGrid(grids))  # every point is drawn, in some order
-        raise ValueError(
-            "planned_privacy: RandomizedSearchCV(random_state=None) draws candidates the "
-            "planner cannot see; pass an int random_state (the search then draws the "
-            "candidates the planner plans).")
+    elif state is None:
+        full = _drawn_in_full(search)
+        if full is None:
+            raise _unseen_candidates(search)
+        return full
     return list(ParameterSampler(search.param_distributions, search.n_iter,
                                  random_state=state))
+
+
+def _drawn_in_full(search):
+    """Every point of a list grid that ``n_iter`` draws in full (in some order), or None."""
+    grids = search.param_distributions
+    grids = grids if isinstance(grids, list) else [grids]
+    if all(all(isinstance(v, (list, tuple, np.ndarray)) for v in g.values()) for g in grids):
+        if search.n_iter >= len(ParameterGrid(grids)):
+            return list(ParameterGrid(grids))
+    return None
+
+
+def _unseen_candidates(search):
+    return ValueError(
+        f"planned_privacy: {type(search).__name__}(random_state=None) draws candidates the "
+        "planner cannot see; pass an int random_state (the search then draws the "
+        "candidates the planner plans).")
 
 
 def _train_indices(cv, X, y, groups, n_samples, classifier):

@@ -137,6 +137,8 @@ def test_planned_private_searches_equal_their_charge(cancer, refit):
         assert acc.spends == []  # planning charges nothing
         search.fit(data, y)
         assert planned == search.privacy_spent_ == acc.spent()
+    with pytest.raises(ValueError, match=r"PrivateRandomizedSearchCV\(random_state=None\)"):
+        planned_privacy(searches[1][0].set_params(random_state=None), raw, y)
 
 
 def test_planner_errors_say_what_to_pass(cancer):
