@@ -134,7 +134,7 @@ def planned_privacy(estimator, X=None, y=None, *, shape=None, cv=None, groups=No
     if isinstance(estimator, _PrivateSearchBase):
         if cv is not None:
             raise ValueError("planned_privacy: a private search has no cv; pass cv=None.")
-        labels = _labels(final_estimator(estimator.estimator), y, None)
+        labels = _labels(final_estimator(estimator.estimator), y)
         candidates = estimator._check_params()
         if getattr(estimator, "param_distributions", None) is not None and (
                 estimator.random_state is None):
@@ -142,8 +142,8 @@ def planned_privacy(estimator, X=None, y=None, *, shape=None, cv=None, groups=No
             if candidates is None:
                 raise _unseen_candidates(estimator)
         stand_in = _zeros_like(sparse, dtype)
-        plan = estimator._plan(candidates, n_samples, n_features, labels, stand_in)
-        epsilon, delta, mechanism = plan[-2], plan[-1], plan[5]
+        *_, mechanism, epsilon, delta = estimator._plan(candidates, n_samples, n_features,
+                                                        labels, stand_in)
         return _compose(target, [[(epsilon, delta, mechanism,
                                    seed_key(estimator.random_state))]])
     if isinstance(estimator, (GridSearchCV, RandomizedSearchCV)):
@@ -167,12 +167,13 @@ def planned_privacy(estimator, X=None, y=None, *, shape=None, cv=None, groups=No
     for params in candidates:
         model = clone(base).set_params(**params)
         for train in splits:
+            # a fold's fit reads the labels of its training rows, as it will then
             labels = _labels(final_estimator(model),
-                             None if y is None else np.asarray(y)[np.asarray(train)], final)
+                             None if y is None else np.asarray(y)[np.asarray(train)])
             fits.append(_fit_charges(model, len(train), n_features, labels, sparse, dtype))
     if not refit:
         return _compose(target, fits)
-    labels = _labels(final, y, final)
+    labels = _labels(final, y)
     options = [_fit_charges(clone(base).set_params(**params), n_samples, n_features,
                             labels, sparse, dtype) for params in candidates]
     totals = [_compose(target, fits + [option]) for option in options]
@@ -248,7 +249,7 @@ def _zeros_like(sparse, dtype):
     return sp.csr_matrix((1, 1), dtype=dtype) if sparse else np.zeros((1, 1), dtype=dtype)
 
 
-def _labels(final, y, owner):
+def _labels(final, y):
     """The public label set a fit plans with (None for a regressor)."""
     if not is_classifier(final):
         return None
