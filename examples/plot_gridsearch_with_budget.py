@@ -2,9 +2,11 @@
 A grid search under one privacy budget
 ======================================
 
-Tune epsilon with :class:`~sklearn.model_selection.GridSearchCV` while one
-:class:`~skdp.BudgetAccountant` keeps the whole bill, then do the same
-search privately with :class:`skdp.model_selection.PrivateGridSearchCV`.
+Size a budget with :func:`skdp.model_selection.planned_privacy`, tune with
+:class:`~sklearn.model_selection.GridSearchCV` while one
+:class:`~skdp.BudgetAccountant` keeps the whole bill, then compare with
+:class:`skdp.model_selection.PrivateGridSearchCV` at the **same total
+epsilon**.
 
 Every fit GridSearchCV makes (each fold of each candidate, plus the refit)
 is charged to the same accountant, because cloning an skdp estimator keeps
@@ -12,7 +14,9 @@ its accountant. With ``composition='gaussian'`` the accountant composes the
 Gaussian fits as one Gaussian-DP release (the sum of their mu^2), quoted at
 the budget's delta; the default ``composition='basic'`` adds up the
 epsilons and deltas. Both refuse, before touching the data, a fit that
-would overrun the budget.
+would overrun the budget. ``planned_privacy`` computes, before anything
+runs and from public quantities only (the grid, ``cv``, the estimators'
+parameters, the data's shape), the total the accountant will record.
 
 **What the accountant does NOT cover.** GridSearchCV picks ``best_params_``
 from validation scores computed on the private data without noise, so the
@@ -25,12 +29,13 @@ with a ``FitFailedWarning`` and goes on; PrivateGridSearchCV raises the
 ``BudgetError`` before any trial runs.
 
 The data are scikit-learn's breast cancer set (569 rows, 30 features); the
-features are mapped to [-1, 1] by
+pipeline maps the features to [-1, 1] with
 :class:`~skdp.preprocessing.BoundedScaler` from the ranges the data set's
 documentation states (:func:`skdp.datasets.documented_bounds`), so the
-scaling reads no value of the data and costs no privacy. All privacy
-statements below are with respect to replacing one training record by a
-null record; the test split is used only for scoring.
+scaling reads no value of the data and costs no privacy (both searches
+accept the pipeline). All privacy statements below are with respect to
+replacing one training record by a null record; the test split is used
+only for scoring.
 
 Run: python examples/plot_gridsearch_with_budget.py
 """
@@ -45,28 +50,60 @@ from sklearn.pipeline import make_pipeline
 from skdp import BudgetAccountant, BudgetError, DPLogisticRegression
 from skdp.accounting import Gaussian, Repeated
 from skdp.datasets import documented_bounds
-from skdp.model_selection import PrivateGridSearchCV
+from skdp.model_selection import PrivateGridSearchCV, planned_privacy
 from skdp.preprocessing import BoundedScaler
 
 X, y = load_breast_cancer(return_X_y=True)
 X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
+TOTAL_EPSILON, DELTA = 2.0, 1e-5
+
+
+def pipeline(epsilon, **params):
+    """Public-bounds scaling (free) and the private classifier."""
+    return make_pipeline(BoundedScaler(documented_bounds("breast_cancer")),
+                         DPLogisticRegression(epsilon=epsilon, delta=DELTA, classes=[0, 1],
+                                              **params))
+
+
+grid = {"dplogisticregression__alpha": [1e-4, 1e-2],
+        "dplogisticregression__clip_norm": [0.5, 1.0]}
+
+
+def largest_epsilon_within(total_of, total, low=1e-3, high=TOTAL_EPSILON):
+    """The largest per-fit epsilon whose planned total stays within ``total``
+    (bisection on the planner's figure, which grows with the per-fit epsilon)."""
+    for _ in range(16):
+        mid = (low + high) / 2
+        low, high = (mid, high) if total_of(mid) <= total else (low, mid)
+    return low
+
 
 # %%
-# GridSearchCV, every fit charged to one accountant
-# -------------------------------------------------
-# The budget is epsilon 8 at delta 1e-5 for everything the search fits on
-# the training split: 3 candidates x 3 folds + 1 refit = 10 fits.
+# Size the budget first: the planner
+# ----------------------------------
+# GridSearchCV fits 4 candidates x 3 folds + 1 refit = 13 times. The
+# planner gives the per-fit epsilon whose 13 fits compose, under
+# ``composition='gaussian'`` at delta 1e-5, to the total we can afford.
 
-accountant = BudgetAccountant(epsilon=8.0, delta=1e-5, composition="gaussian")
-pipe = make_pipeline(BoundedScaler(documented_bounds("breast_cancer")),
-                     DPLogisticRegression(classes=[0, 1], accountant=accountant,
-                                          random_state=0))
-grid = [0.5, 1.0, 2.0]
-search = GridSearchCV(pipe, {"dplogisticregression__epsilon": grid}, cv=3)
+accountant = BudgetAccountant(epsilon=TOTAL_EPSILON, delta=DELTA, composition="gaussian")
+
+
+def grid_total(epsilon):
+    return planned_privacy(GridSearchCV(pipeline(epsilon), grid, cv=3), X_train, y_train,
+                           accountant=accountant)[0]
+
+
+grid_epsilon = largest_epsilon_within(grid_total, TOTAL_EPSILON)
+print(f"GridSearchCV: epsilon {grid_epsilon:.3f} per fit, planned total "
+      f"{grid_total(grid_epsilon):.3f}")
+
+search = GridSearchCV(pipeline(grid_epsilon, accountant=accountant, random_state=0), grid,
+                      cv=3)
 search.fit(X_train, y_train)
-print(f"best epsilon per fit: {search.best_params_['dplogisticregression__epsilon']} "
-      "(chosen without noise: not covered by the budget)")
-print(f"test accuracy of the refitted model: {search.score(X_test, y_test):.3f}")
+print(f"recorded by the accountant: epsilon {accountant.spent()[0]:.3f} in "
+      f"{len(accountant.spends)} fits")
+print(f"chosen {search.best_params_} (without noise: not covered by the budget); "
+      f"test accuracy of the refitted model: {search.score(X_test, y_test):.3f}")
 
 # %%
 # The accountant's ledger
@@ -86,71 +123,82 @@ def describe(mechanism):
     return type(mechanism).__name__
 
 
-n_folds = 3
+n_folds, n_candidates = 3, 4
 basic = BudgetAccountant(composition="basic")
-gaussian = BudgetAccountant(epsilon=8.0, delta=1e-5, composition="gaussian")
+gaussian = BudgetAccountant(delta=DELTA, composition="gaussian")
 rows = []
 for i, spend in enumerate(accountant.spends):
-    fit = ("refit of the best" if i == len(grid) * n_folds
+    fit = ("refit of the best" if i == n_candidates * n_folds
            else f"candidate {i // n_folds + 1}, fold {i % n_folds + 1}")
     for ledger in (basic, gaussian):
         ledger.spend(spend.epsilon, spend.delta, mechanism=spend.mechanism, label=spend.label)
-    rows.append({"#": i + 1, "fit": fit, "label": spend.label, "epsilon": spend.epsilon,
-                 "delta": spend.delta, "mechanism": describe(spend.mechanism),
+    rows.append({"#": i + 1, "fit": fit, "epsilon": spend.epsilon,
+                 "mechanism": describe(spend.mechanism),
                  "total eps (basic)": basic.spent()[0],
                  "total delta (basic)": basic.spent()[1],
                  "total eps (gaussian)": gaussian.spent()[0]})
 ledger = pd.DataFrame(rows)
 print(ledger.to_string(index=False, float_format="{:.3g}".format))
 
-eps, delta = basic.spent()
-print(f"\ncomposition='basic':    total (epsilon={eps:.2f}, delta={delta:.1e})")
-eps, delta = accountant.spent()
-print(f"composition='gaussian': total (epsilon={eps:.2f}, delta={delta:.1e})")
-eps, delta = accountant.remaining()
-print(f"left: one more Gaussian fit of up to (epsilon={eps:.2f}, delta={delta:.1e})")
-
 # %%
 # A fit that would overrun the budget is refused before it reads the data
 
 try:
-    DPLogisticRegression(epsilon=50.0, classes=[0, 1], accountant=accountant).fit(
-        BoundedScaler(documented_bounds("breast_cancer")).fit_transform(X_train), y_train)
+    pipeline(1.0, accountant=accountant).fit(X_train, y_train)
 except BudgetError as exc:
     print(f"refused, nothing charged: {str(exc).split(';')[0]}")
 print(f"still {len(accountant.spends)} spends on the ledger")
 
 # %%
-# A private selection: PrivateGridSearchCV
-# ----------------------------------------
-# One mechanism (Papernot and Steinke 2022), charged once, before any trial
-# runs; ``best_params_`` and ``best_score_`` (noisy) are covered too.
-# ``BoundedScaler`` learns nothing from the data, so it can run outside the
-# search.
+# A private selection at the same total epsilon
+# ---------------------------------------------
+# :class:`~skdp.model_selection.PrivateGridSearchCV` is one mechanism
+# (Papernot and Steinke 2022), charged once before any trial runs; its
+# choice and noisy score are covered too. The planner gives the per-fit
+# epsilon at which the whole search, refit included, costs the same total
+# epsilon 2 at delta 1e-5 as the GridSearchCV above. (It is charged with
+# ``composition='basic'``: one charge, whose epsilon is its own tight
+# figure.)
 
-scaler = BoundedScaler(documented_bounds("breast_cancer")).fit(X_train)
-private = BudgetAccountant(epsilon=4.0, delta=1e-5)
-private_search = PrivateGridSearchCV(DPLogisticRegression(classes=[0, 1], epsilon=0.5),
-                                     {"alpha": [1e-4, 1e-2], "clip_norm": [0.5, 1.0]},
-                                     accountant=private, random_state=0)
-private_search.fit(scaler.transform(X_train), y_train)
-eps, delta = private_search.privacy_spent_
-print(f"PrivateGridSearchCV chose {private_search.best_params_} (noisy validation accuracy "
-      f"{private_search.best_score_:.3f}); test accuracy "
-      f"{private_search.score(scaler.transform(X_test), y_test):.3f}")
-print(f"the whole search, chosen model included: (epsilon={eps:.2f}, delta={delta:.0e}), "
-      f"in {len(private.spends)} charge:")
-print(pd.DataFrame([{"label": s.label, "epsilon": s.epsilon, "delta": s.delta}
-                    for s in private.spends]).to_string(index=False,
-                                                        float_format="{:.3g}".format))
+
+def private_total(epsilon):
+    return planned_privacy(PrivateGridSearchCV(pipeline(epsilon), grid, refit=True),
+                           X_train, y_train, accountant=BudgetAccountant())[0]
+
+
+private_epsilon = largest_epsilon_within(private_total, TOTAL_EPSILON)
+print(f"PrivateGridSearchCV: epsilon {private_epsilon:.3f} per trial fit, planned total "
+      f"{private_total(private_epsilon):.3f}")
+
+# %%
+# Both searches on five seeds of the noise, each charged epsilon 2 in total
+# (delta 1e-5); test accuracy on the held-out split.
+
+results = []
+for seed in range(5):
+    plain = BudgetAccountant(epsilon=TOTAL_EPSILON, delta=DELTA, composition="gaussian")
+    fitted = GridSearchCV(pipeline(grid_epsilon, accountant=plain, random_state=seed), grid,
+                          cv=3).fit(X_train, y_train)
+    private = BudgetAccountant(epsilon=TOTAL_EPSILON, delta=DELTA)
+    chosen = PrivateGridSearchCV(pipeline(private_epsilon), grid, refit=True,
+                                 accountant=private, random_state=seed).fit(X_train, y_train)
+    results.append({"seed": seed,
+                    "GridSearchCV": fitted.score(X_test, y_test),
+                    "eps (GridSearchCV)": plain.spent()[0],
+                    "PrivateGridSearchCV": chosen.score(X_test, y_test),
+                    "eps (private)": private.spent()[0]})
+results = pd.DataFrame(results)
+print(results.to_string(index=False, float_format="{:.3f}".format))
+print(f"mean test accuracy: GridSearchCV {results['GridSearchCV'].mean():.3f} (its choice "
+      f"not covered), PrivateGridSearchCV {results['PrivateGridSearchCV'].mean():.3f} "
+      "(everything covered)")
 
 # %%
 # The running totals
 # ------------------
-# Basic composition adds the epsilons of the ten fits up to 12.5: an
-# accountant with the same budget and ``composition='basic'`` would have
-# refused the eighth fit (and GridSearchCV would have scored it NaN).
-# Gaussian-DP composition of the same fits stays at 5.06, below 8.
+# Basic composition adds the epsilons of the 13 fits up linearly; Gaussian-DP
+# composition of the same fits stays at the budget, epsilon 2 (the
+# planner chose the per-fit epsilon for it).
 
 fig, ax = plt.subplots(figsize=(7, 4))
 steps = np.arange(1, len(ledger) + 1)
@@ -158,11 +206,11 @@ ax.step(steps, ledger["total eps (basic)"], where="post", marker="o",
         label="composition='basic' (sum of epsilons)")
 ax.step(steps, ledger["total eps (gaussian)"], where="post", marker="s",
         label="composition='gaussian' (at delta 1e-5)")
-ax.axhline(8.0, color="k", ls="--", label="budget: epsilon 8")
-ax.set_xticks(steps, [*(f"c{i // 3 + 1}f{i % 3 + 1}" for i in range(9)), "refit"])
+ax.axhline(TOTAL_EPSILON, color="k", ls="--", label=f"budget: epsilon {TOTAL_EPSILON:g}")
+ax.set_xticks(steps, [*(f"c{i // 3 + 1}f{i % 3 + 1}" for i in range(12)), "refit"])
 ax.set_xlabel("fits of GridSearchCV, in order (candidate c, fold f)")
 ax.set_ylabel("total epsilon spent on the training split")
-ax.set_title("One accountant across a grid search (3 candidates x 3 folds + refit)")
+ax.set_title("One accountant across a grid search (4 candidates x 3 folds + refit)")
 ax.grid(alpha=0.3)
 ax.legend(fontsize=8)
 fig.tight_layout()

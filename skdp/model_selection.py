@@ -30,6 +30,26 @@ The mechanism (Papernot and Steinke [1]_, Theorem 2):
    candidates' full-data fits (it is chosen by the selection, so it could
    be any of them).
 
+The estimator may be a :class:`~sklearn.pipeline.Pipeline` ending in a skdp
+classifier. Each step before it must either learn nothing from the data
+(:class:`~skdp.preprocessing.BoundedScaler`;
+:class:`~sklearn.preprocessing.OneHotEncoder` with the public ``categories``
+given, ``handle_unknown='ignore'``, ``drop=None`` and no frequency options;
+:class:`~sklearn.preprocessing.Normalizer`,
+:class:`~sklearn.preprocessing.Binarizer`;
+:class:`~sklearn.preprocessing.FunctionTransformer` with ``func=None`` or
+an element-wise numpy ufunc that is finite on finite input, such as
+``np.tanh``: an allow-list by type, with these parameters checked) or be
+charged (any skdp step that charges an accountant, such as
+:class:`~skdp.preprocessing.DPStandardScaler`). A trial's fit is then the
+composition of every charged step's mechanism, planned from public
+quantities (see :func:`planned_privacy`); every charged step of every
+trial and of the refit draws its noise from the search's stream. Any other
+step (``StandardScaler``, ``PCA``, ``OneHotEncoder(categories='auto')``)
+would learn from the data without a charge and is refused, naming the
+step, before anything is charged. Grid parameters use the pipeline's
+``step__parameter`` names.
+
 References
 ----------
 .. [1] N. Papernot and T. Steinke, "Hyperparameter Tuning with Renyi
@@ -40,6 +60,7 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
@@ -48,10 +69,17 @@ from sklearn.base import (
     is_classifier,
 )
 from sklearn.model_selection import ParameterGrid, ParameterSampler
+from sklearn.pipeline import Pipeline
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import AccountedMixin, PrivateEstimatorMixin
+from ._planned_charges import (
+    charged_steps,
+    check_search_pipeline,
+    final_estimator,
+    planned_charges,
+)
 from ._seeding import covered_stream, noise_generator, seed_key
 from .accounting import (
     AnyOf,
@@ -72,7 +100,7 @@ from .validation import (
     validate_params,
 )
 
-__all__ = ["PrivateGridSearchCV", "PrivateRandomizedSearchCV"]
+__all__ = ["PrivateGridSearchCV", "PrivateRandomizedSearchCV", "planned_privacy"]
 
 
 def _estimator_has(attr):
@@ -83,21 +111,36 @@ def _estimator_has(attr):
     return check
 
 
+def _name_of(estimator):
+    if isinstance(estimator, Pipeline):
+        return "Pipeline(" + ", ".join(type(step).__name__ for _, step in estimator.steps) + ")"
+    return type(estimator).__name__
+
+
 def _covered_fit(estimator, rng, X, y):
     """A fit already covered by the search's charge.
 
     It runs with a fresh accountant of its own (the released model's then
-    holds one spend, never the number of trials), silent (a line per trial
-    would release the number of trials, which the selection theorem needs
-    hidden), and draws its noise from a child of the search's stream passed
-    through :func:`~skdp._seeding.covered_stream`: the model keeps the
-    template's ``random_state`` and ``verbose``, and holds no seed that
-    would replay its noise.
+    holds the fit's own spends, one per charged step, never the number of
+    trials), silent (a line per trial would release the number of trials,
+    which the selection theorem needs hidden), and every charged step draws
+    its noise from a child of the search's stream passed through
+    :func:`~skdp._seeding.covered_stream`: the model keeps the template's
+    ``random_state`` and ``verbose``, and holds no seed that would replay
+    its noise.
     """
-    model = clone(estimator).set_params(accountant=BudgetAccountant(), verbose=0)
+    accountant = BudgetAccountant()
+    quiet, loud = {}, {}
+    if isinstance(estimator, Pipeline):
+        quiet["verbose"], loud["verbose"] = False, estimator.verbose
+    for prefix, step in charged_steps(estimator):
+        quiet[f"{prefix}accountant"] = accountant
+        if "verbose" in step.get_params(deep=False):
+            quiet[f"{prefix}verbose"], loud[f"{prefix}verbose"] = 0, step.verbose
+    model = clone(estimator).set_params(**quiet)
     with covered_stream(rng.bit_generator.seed_seq.spawn(1)[0]):
         model.fit(X, y)
-    return model.set_params(verbose=estimator.verbose)
+    return model.set_params(**loud)
 
 
 class _PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, BaseEstimator):
@@ -119,30 +162,62 @@ class _PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Ba
 
     # -- accountant ----------------------------------------------------------
     def _accountant_in_force(self):
-        if self.accountant is None and getattr(self.estimator, "accountant", None) is not None:
-            return self.estimator.accountant
+        if self.accountant is None:
+            for _, step in charged_steps(self.estimator):
+                if step.accountant is not None:
+                    return step.accountant
         return super()._accountant_in_force()
 
     # -- the search ----------------------------------------------------------
     def _check_params(self):
         validate_params(type(self).__name__, self.get_params(deep=False),
                         self._parameter_constraints)
-        if not isinstance(self.estimator, PrivateEstimatorMixin) or not is_classifier(
-                self.estimator):
-            raise TypeError(
-                f"{type(self).__name__}: estimator must be one of skdp's private classifiers "
-                f"(DPLogisticRegression, DPLinearSVC), got {type(self.estimator).__name__}. "
-                "Its fit cost is planned from public quantities before the search reads data; "
-                "put preprocessing that learns nothing from the data (skdp.preprocessing."
-                "BoundedScaler) before the search, not inside it."
-            )
+        self._check_estimator(self.estimator)
         candidates = self._candidates()
         if not candidates:
             raise ValueError(f"{type(self).__name__}: the parameter grid is empty.")
         return candidates
 
-    def _plan(self, candidates, n_samples, n_features, labels):
-        """Trial and refit mechanisms from public quantities only (no data value)."""
+    def _check_estimator(self, estimator):
+        """A skdp classifier, or a Pipeline of steps that learn nothing or are charged,
+        ending in one (checked for the template and again for every candidate)."""
+        final = final_estimator(estimator)
+        if not isinstance(final, PrivateEstimatorMixin) or not is_classifier(final):
+            raise TypeError(
+                f"{type(self).__name__}: estimator must be one of skdp's private classifiers "
+                f"(DPLogisticRegression, DPLinearSVC), or a Pipeline ending in one, got "
+                f"{type(final).__name__}. Its fit cost is planned from public quantities "
+                "before the search reads data."
+            )
+        check_search_pipeline(type(self).__name__, estimator)
+        accountants = {id(step.accountant): step.accountant
+                       for _, step in charged_steps(estimator) if step.accountant is not None}
+        if len(accountants) > 1:
+            raise ValueError(
+                f"{type(self).__name__}: the pipeline's charged steps name different "
+                "accountants; the whole search is one charge to one accountant. Pass "
+                "accountant= to the search (or the same accountant to every step).")
+
+    def _planned_fit(self, estimator, n_samples, n_features, labels, data):
+        """The charges of one fit of ``estimator`` (every charged step, in order)."""
+        charges = planned_charges(estimator, n_samples, n_features, labels,
+                                  sparse=sp.issparse(data), dtype=data.dtype)
+        if not charges or any(mechanism is None for _, _, mechanism in charges):
+            raise TypeError(  # pragma: no cover - every skdp fit charges a mechanism
+                f"{type(self).__name__}: a charged step of {type(estimator).__name__} did "
+                "not declare the mechanism it runs; the search cannot compose its cost.")
+        return charges
+
+    @staticmethod
+    def _composed(charges):
+        mechanisms = [mechanism for _, _, mechanism in charges]
+        return mechanisms[0] if len(mechanisms) == 1 else Composed(mechanisms)
+
+    def _plan(self, candidates, n_samples, n_features, labels, data):
+        """Trial and refit mechanisms from public quantities only.
+
+        ``data`` is read for its kind (sparse or dense) and dtype only.
+        """
         n_val = max(1, int(math.ceil(self.validation_size * n_samples)))
         n_train = n_samples - n_val
         if n_train < 1:
@@ -153,18 +228,22 @@ class _PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Ba
         estimators, trials, refits, scores, deltas = [], [], [], [], []
         for params in candidates:
             est = clone(self.estimator).set_params(**params)
-            if "classes" in est.get_params():
+            self._check_estimator(est)  # a grid may put any step in any place
+            final = final_estimator(est)
+            if "classes" in final.get_params(deep=False):
                 # the public label set: a part missing a label is no error
-                est.set_params(classes=labels)
-            fit = est._planned_mechanism(n_train, n_features, labels)
-            eps, delta = float(est.epsilon), float(est.delta)
+                final.set_params(classes=labels)
+            fit = self._planned_fit(est, n_train, n_features, labels, data)
+            # the final estimator charges last: the score gets its (epsilon, delta)
+            eps, delta = fit[-1][0], fit[-1][1]
             score = noise_mechanism(delta)(calibrate(noise_mechanism(delta), eps, delta))
             estimators.append(est)
-            trials.append(AnyOf([fit, score]))
+            trials.append(AnyOf([self._composed(fit), score]))
             scores.append(score)
-            deltas.append(delta)
+            deltas += [charge[1] for charge in fit]
             if self.refit:
-                refits.append(est._planned_mechanism(n_samples, n_features, labels))
+                refits.append(self._composed(
+                    self._planned_fit(est, n_samples, n_features, labels, data)))
         n_trials = (max(2.0, 2.0 * len(candidates)) if self.n_trials is None
                     else float(self.n_trials))
         selection = RepeatAndSelect.from_mean(AnyOf(trials), n_trials, float(self.shape))
@@ -205,7 +284,8 @@ class _PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Ba
         candidates = self._check_params()
         X, y = validate_data(self, X, y, accept_sparse="csr",
                              dtype=[np.float64, np.float32], reset=True)
-        labels = self.estimator._public_labels(y)
+        final = final_estimator(self.estimator)
+        labels = final._public_labels(y)
         if len(labels) < 2:
             raise ValueError(
                 f"{type(self).__name__}: y has {len(labels)} class; a classifier needs at "
@@ -218,14 +298,14 @@ class _PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Ba
                 "label set is public), or drop those records before fitting.")
         n_samples, n_features = X.shape
         (n_train, n_val, estimators, scores, selection, mechanism,
-         epsilon, delta) = self._plan(candidates, n_samples, n_features, labels)
+         epsilon, delta) = self._plan(candidates, n_samples, n_features, labels, X)
         accountant = self._accountant_in_force()
         warn_if_seed_replays(self.random_state, accountant, type(self).__name__)
-        if getattr(self.estimator, "classes", None) is None:
+        if getattr(final, "classes", None) is None:
             warn_labels_read_from_y(type(self).__name__)
         record = accountant.charge(
             epsilon, delta, mechanism=mechanism,
-            label=f"{type(self).__name__}({type(self.estimator).__name__})",
+            label=f"{type(self).__name__}({_name_of(self.estimator)})",
             seed_key=seed_key(self.random_state))
         rng = noise_generator(self.random_state, record.seed_index)
 
@@ -257,7 +337,7 @@ class _PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Ba
         self.classes_ = model.classes_
         self.n_train_, self.n_validation_ = n_train, n_val
         self.privacy_spent_ = (epsilon, delta)
-        if getattr(self.estimator, "verbose", 0):
+        if getattr(final, "verbose", 0):
             # released quantities only: never the number of trials
             print(f"[{type(self).__name__}] chose {self.best_params_} (noisy validation "
                   f"accuracy {self.best_score_:.4g}); the whole search charged "
@@ -437,9 +517,12 @@ class PrivateGridSearchCV(_PrivateSearchBase):
 
     Parameters
     ----------
-    estimator : DPLogisticRegression or DPLinearSVC
-        The private classifier to tune; its ``epsilon`` and ``delta`` (or
-        those in the grid) are each trial fit's.
+    estimator : DPLogisticRegression, DPLinearSVC or Pipeline
+        The private classifier to tune, or a ``Pipeline`` ending in one whose
+        other steps learn nothing from the data or are charged (see
+        :mod:`skdp.model_selection`); its (and its charged steps')
+        ``epsilon`` and ``delta``, or those in the grid, are each trial
+        fit's.
     param_grid : dict or list of dicts
         As for :class:`sklearn.model_selection.GridSearchCV`.
 """ + _SEARCH_PARAMS_DOC + r"""
@@ -495,8 +578,9 @@ class PrivateRandomizedSearchCV(_PrivateSearchBase):
 
     Parameters
     ----------
-    estimator : DPLogisticRegression or DPLinearSVC
-        The private classifier to tune.
+    estimator : DPLogisticRegression, DPLinearSVC or Pipeline
+        The private classifier to tune, or a ``Pipeline`` ending in one (as
+        for :class:`PrivateGridSearchCV`).
     param_distributions : dict or list of dicts
         As for :class:`sklearn.model_selection.RandomizedSearchCV`.
     n_iter : int, default=10
@@ -555,3 +639,6 @@ class PrivateRandomizedSearchCV(_PrivateSearchBase):
             state = int(seed_key(state)[:8], 16)
         return list(ParameterSampler(self.param_distributions, self.n_iter,
                                      random_state=state))
+
+
+from ._budget_planner import planned_privacy  # noqa: E402  (it plans the searches above)

@@ -8,6 +8,7 @@ from scipy import special, stats
 from sklearn.base import clone
 from sklearn.datasets import load_breast_cancer
 from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
 
 from skdp import BudgetAccountant, BudgetError, DPLinearSVC, DPLogisticRegression
 from skdp.accounting import (
@@ -22,7 +23,7 @@ from skdp.accounting import (
 from skdp._seeding import noise_generator
 from skdp.datasets import documented_bounds
 from skdp.model_selection import PrivateGridSearchCV, PrivateRandomizedSearchCV
-from skdp.preprocessing import BoundedScaler
+from skdp.preprocessing import BoundedScaler, DPStandardScaler
 from skdp.testing.audit import audit_scores
 
 GRID = {"alpha": [1e-4, 1e-2], "clip_norm": [0.5, 1.0]}
@@ -356,3 +357,35 @@ def test_adult_private_search_charges_its_total_and_is_accurate(adult):
     assert len(acc.spends) == 1
     assert search.privacy_spent_ == acc.spent()
     assert search.score(X_test, y_test) >= 0.840
+
+
+# -- the same for a pipeline's charged steps (issue 41) -------------------------
+def _pipeline_search(refit):
+    return PrivateGridSearchCV(
+        make_pipeline(DPStandardScaler(documented_bounds("breast_cancer"), epsilon=0.3,
+                                       random_state=11),
+                      DPLogisticRegression(epsilon=0.5, classes=[0, 1], random_state=11)),
+        {"dplogisticregression__alpha": [1e-4, 1e-2]}, refit=refit,
+        accountant=BudgetAccountant(), random_state=0)
+
+
+@pytest.mark.parametrize("refit", [False, True])
+def test_released_pipeline_does_not_replay_the_noise_of_its_charged_steps(refit):
+    X, y = load_breast_cancer(return_X_y=True)  # raw: the pipeline scales it
+    search = _pipeline_search(refit).fit(X, y)
+    model = search.best_estimator_
+    scaler, clf = model.steps[0][1], model.steps[-1][1]
+    # every charged step keeps the user's own random_state
+    assert scaler.random_state == clf.random_state == 11
+    rows = np.arange(len(y)) if refit else _training_part(search, len(y))
+    fresh = BudgetAccountant()  # the attack: refit the released pipeline's clone
+    replay = clone(model).set_params(dpstandardscaler__accountant=fresh,
+                                     dplogisticregression__accountant=fresh)
+    replay.fit(X[rows], y[rows])
+    assert np.max(np.abs(replay.steps[0][1].mean_ - scaler.mean_)) > 1e-3
+    assert np.max(np.abs(replay.steps[-1][1].coef_ - clf.coef_)) > 1e-3
+    # nor does the model's accountant record a key derived from a drawn seed
+    assert [s.seed_key for s in clf.accountant.spends] == [None, None]
+    held = {path: value for path, value in _held_randomness(search)}
+    assert held.pop("search.random_state") == 0
+    assert held and all(value == 11 for value in held.values()), held
