@@ -20,6 +20,7 @@ from sklearn.model_selection import (
 )
 
 from ._planned_charges import charged_steps, final_estimator, planned_charges
+from ._private_search import PrivateSearchBase
 from ._seeding import seed_key
 from .accounting import BudgetAccountant, current_accountant
 
@@ -129,9 +130,7 @@ def planned_privacy(estimator, X=None, y=None, *, shape=None, cv=None, groups=No
     """
     n_samples, n_features, sparse, dtype = _data_shape(X, shape)
     target = accountant if accountant is not None else _accountant_of(estimator)
-    from .model_selection import _PrivateSearchBase
-
-    if isinstance(estimator, _PrivateSearchBase):
+    if isinstance(estimator, PrivateSearchBase):
         if cv is not None:
             raise ValueError("planned_privacy: a private search has no cv; pass cv=None.")
         labels = _labels(final_estimator(estimator.estimator), y)
@@ -212,9 +211,7 @@ def _compose(target, fits):
 
 def _accountant_of(estimator):
     """The accountant the configuration's fits would charge."""
-    from .model_selection import _PrivateSearchBase
-
-    if isinstance(estimator, _PrivateSearchBase):
+    if isinstance(estimator, PrivateSearchBase):
         return estimator._accountant_in_force()
     base = estimator.estimator if isinstance(
         estimator, (GridSearchCV, RandomizedSearchCV)) else estimator

@@ -28,6 +28,7 @@ imports it until a dask collection is passed to ``fit`` or ``predict``.
 import numpy as np
 import scipy.sparse as sp
 
+from ._labels import encode_labels
 from .losses import CompensatedSum, LinearDesign, float64_total
 from .validation import check_array, check_classification_targets  # errors quote no value
 
@@ -167,8 +168,6 @@ def public_labels(y):
 
 def _bind_block(X_block, y_block, recipe):
     """Validate one block and bind the in-memory loss to it (runs on a worker)."""
-    from ._linear import _encode_labels  # on the worker
-
     X_block = check_array(X_block, accept_sparse="csr", dtype=[np.float64, np.float32],
                           ensure_min_samples=0, estimator=recipe["owner"], input_name="X")
     if X_block.shape[1] != recipe["n_features"]:  # pragma: no cover - rechunked above
@@ -176,7 +175,7 @@ def _bind_block(X_block, y_block, recipe):
     y_block = np.asarray(y_block)
     classes = recipe["classes"]
     if recipe["classes_given"]:
-        y_index = _encode_labels(y_block, classes)
+        y_index = encode_labels(y_block, classes)
     else:
         y_index = np.searchsorted(classes, y_block)
     return _bound_loss(X_block, recipe["encode"](y_index, len(classes)), recipe)

@@ -9,6 +9,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import PrivateEstimatorMixin
+from ._labels import encode_labels
 from ._dask import DaskLoss, as_dask_arrays, dask_decision_function, is_dask_collection
 from ._dask import feature_names as dask_feature_names
 from ._dask import public_labels as dask_public_labels
@@ -137,25 +138,6 @@ def _label_kind(label):
     return type(label).__name__
 
 
-def _encode_labels(y, classes):
-    """Index of each label of ``y`` in the public ``classes``; raises, quoting nothing of y."""
-    present, inverse = np.unique(y, return_inverse=True)
-    lookup = {label: i for i, label in enumerate(classes.tolist())}
-    try:
-        # a loop over the distinct labels of y (found vectorised), not over examples
-        codes = np.array([lookup[label] for label in present.tolist()], dtype=np.intp)
-    except (KeyError, TypeError):  # the KeyError holds a label of y: not chained below
-        codes = None
-    if codes is None:
-        # the message quotes no label or count of y: they are private
-        raise ValueError(
-            "y contains labels that are not in classes=; pass every label that can occur "
-            "in y in classes= (the label set is public), or drop those records before "
-            "fitting."
-        ) from None
-    return codes[np.ravel(inverse)]
-
-
 def _labels(scores, classes):
     """The predicted label of each row of scores (two classes: the sign)."""
     if scores.ndim == 1:
@@ -222,7 +204,7 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
             y_index = np.searchsorted(classes, y)
         else:
             classes = public_classes(self.classes)
-            y_index = _encode_labels(y, classes)
+            y_index = encode_labels(y, classes)
         self.classes_ = classes
         loss_cls = self._loss_class(len(classes))[0]
         design = LinearDesign(X, self.fit_intercept, self.data_norm, loss_cls.intercept_scale)

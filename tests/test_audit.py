@@ -1164,10 +1164,10 @@ def _covered_fit_releasing_its_seed(estimator, rng, X, y):
 @contextlib.contextmanager
 def search_releasing_its_seeds():
     """A negative control: the search's models carry their drawn seeds again."""
-    from skdp import model_selection
+    from skdp import _private_search
 
     with cached_calibration(), mock.patch.object(
-            model_selection, "_covered_fit", _covered_fit_releasing_its_seed):
+            _private_search, "_covered_fit", _covered_fit_releasing_its_seed):
         yield
 
 

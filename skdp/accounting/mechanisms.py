@@ -762,26 +762,6 @@ class RepeatAndSelect(Mechanism):
                 hi = mid
         return cls(mechanism, hi, shape)
 
-    def sample_runs(self, rng) -> int:
-        r"""Draw K from :math:`\mathcal{D}_{\eta, \gamma}` with a numpy Generator.
-
-        Parameters
-        ----------
-        rng : numpy.random.Generator
-            The source of randomness. K must stay secret (releasing it voids
-            the guarantee), so draw it from a private stream.
-
-        Returns
-        -------
-        k : int
-            The number of runs, >= 1 (a logarithmic draw for
-            :math:`\eta = 0`, else a negative binomial draw conditioned on
-            being >= 1).
-        """
-        from .release import secret_run_count  # the door draws every private sample
-
-        return secret_run_count(self, rng)
-
 
 def truncated_negative_binomial_mean(gamma: float, shape: float) -> float:
     r""":math:`E[K]` for :math:`K \sim \mathcal{D}_{\eta, \gamma}` (Papernot and Steinke, eq. 2).
