@@ -29,6 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._labels import encode_labels
+from .accounting.release import poisson_positions, release
 from .losses import CompensatedSum, LinearDesign, float64_total
 from .validation import check_array, check_classification_targets  # errors quote no value
 
@@ -208,9 +209,6 @@ def _node_message(loss, W, seed, rate, clip_norm, base):
     The same draws as :class:`~skdp.solvers.PrivateShards` makes for a node
     simulated in memory: the sample from the node's stream, then the noise.
     """
-    from .accounting.release import release
-    from .solvers._queries import poisson_positions
-
     rng = np.random.default_rng(seed)
     idx = poisson_positions(rng, loss.n_samples, rate)
     G = loss.clipped_grad_sum(W, clip_norm, idx=idx, norm=base.sensitivity_norm)

@@ -1,5 +1,6 @@
 """Solver ``dual_averaging`` (paper 003) and the ``Activated`` mechanism it is charged with."""
 
+import importlib
 import math
 import types
 import warnings
@@ -21,9 +22,12 @@ from skdp.accounting import (
     get_rdp,
     mechanism_from_dict,
 )
+from skdp.accounting.release import poisson_positions
 from skdp.solvers import PrivateQueries, get_solver
 from skdp.solvers.dual_averaging import EdgeGossip, NodeGossip, paper_noise_multiplier
-from skdp.solvers import _queries
+
+#: the door module (``skdp.accounting.release`` as an attribute is the function)
+release_module = importlib.import_module("skdp.accounting.release")
 
 # -- the Activated mechanism --------------------------------------------------------
 
@@ -110,12 +114,12 @@ def test_each_record_is_poisson_sampled_at_the_charged_rate(route, monkeypatch):
     # few records take one coin each; many, a binomial count and a uniform
     # subset: both must be the same Poisson sample
     limit = 10**6 if route == "coin_per_record" else 0
-    monkeypatch.setattr(_queries, "_BERNOULLI_RECORDS", limit)
+    monkeypatch.setattr(release_module, "_BERNOULLI_RECORDS", limit)
     rng = np.random.default_rng(0)
     size, rate, n_draws = 11, 3.0 / 11, 20000
     hits, counts = np.zeros(size), []
     for _ in range(n_draws):
-        positions = _queries.poisson_positions(rng, size, rate)
+        positions = poisson_positions(rng, size, rate)
         assert np.all(np.diff(positions) > 0)               # a subset: no repeats
         hits[positions] += 1
         counts.append(len(positions))

@@ -58,8 +58,9 @@ under the synchronous scheduler.
 
 The number of runs of a private selection (:class:`RepeatAndSelect`) is
 secret randomness of the mechanism, not noise on a value; it is drawn here
-too (:func:`secret_run_count`) so that every private draw of a distribution
-has one home.
+too (:func:`secret_run_count`), as is the secret Poisson sample of the
+subsampled mechanisms (:func:`poisson_positions`), so that every private draw
+of a distribution has one home.
 """
 
 from contextlib import contextmanager
@@ -79,6 +80,7 @@ __all__ = [
     "release_operator",
     "sparse_vector_components",
     "secret_run_count",
+    "poisson_positions",
 ]
 
 
@@ -361,3 +363,31 @@ def secret_run_count(selection, rng):
         k = int(rng.negative_binomial(selection.shape, selection.gamma))
         if k >= 1:
             return k
+
+
+#: up to this many records, a node samples with one coin per record; above,
+#: with a binomial count and a uniform subset of that size (same law)
+_BERNOULLI_RECORDS = 1 << 15
+
+
+def poisson_positions(rng, size, rate):
+    """A Poisson sample of ``size`` records: each kept independently with probability ``rate``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The node's own stream (secret).
+    size : int
+        Number of records.
+    rate : float
+        Sampling probability in (0, 1].
+
+    Returns
+    -------
+    ndarray of int
+        Positions of the kept records, increasing.
+    """
+    if size <= _BERNOULLI_RECORDS:
+        return np.flatnonzero(rng.random(size) < rate)
+    count = rng.binomial(size, rate)
+    return np.sort(rng.choice(size, count, replace=False))

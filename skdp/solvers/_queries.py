@@ -44,6 +44,7 @@ from ..accounting import (
     compose_runs,
 )
 from ..accounting.release import (
+    poisson_positions,
     release,
     release_operator,
     release_symmetric,
@@ -51,7 +52,7 @@ from ..accounting.release import (
 )
 
 __all__ = ["PrivateQueries", "PrivateBatch", "PrivateDuals", "PrivateShards", "QueryBudgetError",
-           "poisson_positions", "round_cost"]
+           "round_cost"]
 
 
 class QueryBudgetError(RuntimeError):
@@ -803,34 +804,6 @@ class PrivateBatch:
 def public_eigsh_start(rng, size):
     """Lanczos's start vector: public randomness (it only steers the eigen-solver), no release."""
     return rng.standard_normal(size)
-
-
-#: up to this many records, a node samples with one coin per record; above,
-#: with a binomial count and a uniform subset of that size (same law)
-_BERNOULLI_RECORDS = 1 << 15
-
-
-def poisson_positions(rng, size, rate):
-    """A Poisson sample of ``size`` records: each kept independently with probability ``rate``.
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator
-        The node's own stream (secret).
-    size : int
-        Number of records.
-    rate : float
-        Sampling probability in (0, 1].
-
-    Returns
-    -------
-    ndarray of int
-        Positions of the kept records, increasing.
-    """
-    if size <= _BERNOULLI_RECORDS:
-        return np.flatnonzero(rng.random(size) < rate)
-    count = rng.binomial(size, rate)
-    return np.sort(rng.choice(size, count, replace=False))
 
 
 def round_cost(base, sampling_rate, activation_probability):
