@@ -49,20 +49,24 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def cpu_time(fit):
-    start = time.process_time()
+    """``(CPU s, wall s, model)`` of one fit: CPU of the process (all threads), and wall."""
+    start, wall = time.process_time(), time.perf_counter()
     model = fit()
-    return time.process_time() - start, model
+    return time.process_time() - start, time.perf_counter() - wall, model
 
 
 def alternating(contenders, repeats):
-    """``{name: (median CPU s, last model)}``, the contenders run in turn ``repeats`` times."""
-    times = {name: [] for name in contenders}
+    """``{name: (median CPU s, median wall s, last model)}``, the contenders run in turn."""
+    cpu = {name: [] for name in contenders}
+    wall = {name: [] for name in contenders}
     models = {}
     for _ in range(repeats):
         for name, fit in contenders.items():
-            elapsed, models[name] = cpu_time(fit)
-            times[name].append(elapsed)
-    return {name: (float(np.median(times[name])), models[name]) for name in contenders}
+            c, w, models[name] = cpu_time(fit)
+            cpu[name].append(c)
+            wall[name].append(w)
+    return {name: (float(np.median(cpu[name])), float(np.median(wall[name])), models[name])
+            for name in contenders}
 
 
 def adult(repeats):
@@ -77,15 +81,16 @@ def adult(repeats):
                 lambda Est=Est, eps=eps: Est(epsilon=eps, random_state=0,
                                              accountant=BudgetAccountant()).fit(X, y))
     results = alternating(contenders, repeats)
-    base = results["scikit-learn LogisticRegression(max_iter=1000)"][0]
-    print(f"\n### Adult (32,561 x 123 CSR, unit rows), CPU time, median of {repeats} "
+    base, base_wall, _ = results["scikit-learn LogisticRegression(max_iter=1000)"]
+    print(f"\n### Adult (32,561 x 123 CSR, unit rows), CPU and wall time, median of {repeats} "
           "alternating runs\n")
-    print("| model | solver | n_iter | fit CPU (s) | / scikit-learn | test accuracy |")
-    print("|---|---|---|---|---|---|")
-    for name, (t, model) in results.items():
+    print("| model | solver | n_iter | fit CPU (s) | / scikit-learn | fit wall (s) | "
+          "/ scikit-learn | test accuracy |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, (t, w, model) in results.items():
         n_iter = int(np.max(model.n_iter_))
         print(f"| {name} | {getattr(model, 'solver_', 'lbfgs')} | {n_iter} | {t:.3f} | "
-              f"{t / base:.2f}x | {model.score(Xt, yt):.4f} |")
+              f"{t / base:.2f}x | {w:.3f} | {w / base_wall:.2f}x | {model.score(Xt, yt):.4f} |")
 
 
 def large_data(n, d, n_test=200_000, seed=0):
@@ -109,19 +114,32 @@ def large(n, d, repeats, solver_repeats, solvers=None):
                                             accountant=BudgetAccountant()).fit(X, y)
 
     sk = "scikit-learn LogisticRegression()"
+    one_thread = "DPLogisticRegression defaults, one thread"
+
+    def single(fit):
+        def run():
+            with threadpool_limits(1):
+                return fit()
+        return run
+
     results = alternating({sk: lambda: LogisticRegression().fit(X, y),
-                           "DPLogisticRegression defaults": dp("auto")}, repeats)
-    base, sk_model = results[sk]
+                           "DPLogisticRegression defaults": dp("auto"),
+                           one_thread: single(dp("auto"))}, repeats)
+    base, base_wall, sk_model = results[sk]
     sk_acc = sk_model.score(Xt, yt)
     print(f"\n### {n:,} x {d} dense unit rows, epsilon 1, delta {delta:g}: defaults, CPU "
-          f"time, median of {repeats} alternating runs\n")
-    print("| model | solver | n_iter | fit CPU (s) | / scikit-learn | test accuracy | "
-          "- scikit-learn's |")
-    print("|---|---|---|---|---|---|---|")
-    for name, (t, model) in results.items():
+          f"and wall time, median of {repeats} alternating runs\n")
+    print("| model | solver | n_iter | fit CPU (s) | / scikit-learn | fit wall (s) | "
+          "/ scikit-learn | test accuracy | - scikit-learn's |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, (t, w, model) in results.items():
         acc = model.score(Xt, yt)
         print(f"| {name} | {getattr(model, 'solver_', 'lbfgs')} | {int(np.max(model.n_iter_))} "
-              f"| {t:.2f} | {t / base:.2f}x | {acc:.4f} | {acc - sk_acc:+.4f} |", flush=True)
+              f"| {t:.2f} | {t / base:.2f}x | {w:.2f} | {w / base_wall:.2f}x | {acc:.4f} | "
+              f"{acc - sk_acc:+.4f} |", flush=True)
+    same = np.array_equal(results["DPLogisticRegression defaults"][2].coef_,
+                          results[one_thread][2].coef_)
+    print(f"\nSame coefficients with all threads and with one thread: {same}.")
     which = ("Every solver `available_solvers(DPLogisticRegression)` lists" if not solvers
              else "Solvers " + ", ".join(f"`{s}`" for s in solvers))
     print(f"\n{which}, median of {solver_repeats} (scikit-learn: {base:.2f} s):\n")
@@ -130,7 +148,7 @@ def large(n, d, repeats, solver_repeats, solvers=None):
     for solver in solvers or available_solvers(DPLogisticRegression):
         times = []
         for _ in range(solver_repeats):
-            t, model = cpu_time(dp(solver))
+            t, _, model = cpu_time(dp(solver))
             times.append(t)
         t = float(np.median(times))
         print(f"| {solver} | {int(np.max(model.n_iter_))} | {t:.2f} | {t / base:.2f}x | "

@@ -25,6 +25,7 @@ def _fit(estimator, X, y, threads):
         return estimator.set_params(accountant=BudgetAccountant()).fit(X, y)
 
 
+@pytest.mark.parametrize("n, d", [(60_000, 20), (20_000, 10)])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("make, n_classes", [
     (lambda: DPLogisticRegression(solver="gd", classes=[0, 1], random_state=0, max_iter=5), 2),
@@ -32,8 +33,9 @@ def _fit(estimator, X, y, threads):
     (lambda: DPLinearSVC(solver="gd", classes=[0, 1], random_state=0, max_iter=5), 2),
     (lambda: DPLogisticRegression(classes=[0, 1], random_state=0), 2),  # the defaults
 ])
-def test_same_coefficients_with_one_and_two_threads(make, n_classes, dtype):
-    X, y = _data(n_classes=n_classes, dtype=dtype)
+def test_same_coefficients_with_one_and_two_threads(make, n_classes, dtype, n, d):
+    # (20,000 x 10: one block of the Gram matrix, whose product rounded with the BLAS's threads)
+    X, y = _data(n=n, d=d, n_classes=n_classes, dtype=dtype)
     one = _fit(make(), X, y, 1)
     two = _fit(make(), X, y, 2)
     np.testing.assert_array_equal(one.coef_, two.coef_)
@@ -114,12 +116,14 @@ def test_transpose_product_is_the_same_with_one_and_two_threads(sparse, dtype):
     np.testing.assert_allclose(one, np.asarray(X.T @ R), rtol=1e-5 if dtype == np.float32 else 1e-12)
 
 
+@pytest.mark.parametrize("n_outputs", [None, 3])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("order", ["C", "F"])
-def test_float32_decision_is_the_same_with_one_and_two_threads(order):
+def test_decision_is_the_same_with_one_and_two_threads(order, dtype, n_outputs):
     rng = np.random.default_rng(2)
-    X = np.asarray(rng.standard_normal((50_000, 40)), dtype=np.float32, order=order)
+    X = np.asarray(rng.standard_normal((50_000, 40)), dtype=dtype, order=order)
     design = LinearDesign(X, fit_intercept=False)
-    W = rng.standard_normal(40)
+    W = rng.standard_normal(40 if n_outputs is None else (40, n_outputs))
     with threadpool_limits(1):
         one = design.decision(W)
     design = LinearDesign(X, fit_intercept=False)

@@ -108,7 +108,7 @@ def _dense_rows(X, idx):
 
 
 def _product64(X, coef):
-    """``X @ coef`` computed in float64 (``coef`` float64), whatever X's dtype.
+    """``X @ coef`` computed in float64 (``coef`` float64), whatever X's dtype and thread count.
 
     Each row's product is then a function of that row alone, to float64
     rounding, whichever path reads it (C or Fortran order, a gathered batch,
@@ -118,7 +118,7 @@ def _product64(X, coef):
     blocks (one cached buffer of about 2 MiB, never a float64 copy of ``X``);
     scipy computes a sparse product in the float64 of ``coef``.
     """
-    if sp.issparse(X) or X.dtype == np.float64:
+    if sp.issparse(X) or (X.dtype == np.float64 and coef.ndim == 1):
         return np.asarray(X @ coef, dtype=np.float64)
     n, d = X.shape
     rows = min(_block_rows(d), max(n, 1))
@@ -129,13 +129,17 @@ def _product64(X, coef):
 
     def product(k, scratch):  # each row's product is its own: any thread gives the same
         block = blocks[k]
-        if "buffer" not in scratch:
-            scratch["buffer"] = np.empty((rows, d), order=order)
-        Xb = scratch["buffer"][:block.stop - block.start]
-        np.copyto(Xb, X[block])
+        if X.dtype == np.float64:
+            Xb = X[block]
+        else:
+            if "buffer" not in scratch:
+                scratch["buffer"] = np.empty((rows, d), order=order)
+            Xb = scratch["buffer"][:block.stop - block.start]
+            np.copyto(Xb, X[block])
         np.matmul(Xb, coef, out=out[block])
 
-    map_blocks(product, len(blocks), pass_threads(len(blocks)))
+    # a matrix-matrix product rounds with the BLAS's thread count: one BLAS thread per block
+    map_blocks(product, len(blocks), pass_threads(len(blocks)), single_blas=coef.ndim > 1)
     return out
 
 
@@ -646,7 +650,8 @@ class LinearDesign:
             return Xb.T @ R, total
 
         # fixed blocks, partials added in block order: the same sum with any number of threads
-        partials = map_blocks(block_sums, len(blocks), pass_threads(len(blocks)))
+        partials = map_blocks(block_sums, len(blocks), pass_threads(len(blocks)),
+                              single_blas=coef.ndim > 1)
         G_feat = CompensatedSum((d,) + np.shape(W)[1:])
         G_int = CompensatedSum(np.shape(W)[1:])
         for feat, total in partials:
@@ -664,6 +669,29 @@ class LinearDesign:
             return np.concatenate([G_feat, [G_int]])
         return np.vstack([G_feat, G_int[None, :]])
 
+    def _dense_block_map(self, product, X=None):
+        """``[product(Xb, rows) ...]`` over the float64 row blocks of a dense ``X``, in order.
+
+        Blocks in threads (see :func:`~skdp.losses._threads.map_blocks`), each
+        block's BLAS on one thread: the same partials whatever the thread count.
+        """
+        X = self.X if X is None else X
+        n, d = X.shape
+        rows = max(1, min(SUM_ROWS, n))
+        blocks = row_blocks(n, rows)
+
+        def work(k, scratch):
+            block = blocks[k]
+            if X.dtype == np.float64:
+                return product(X[block], block)
+            if "buffer" not in scratch:
+                scratch["buffer"] = np.empty((rows, d))
+            Xb = scratch["buffer"][:block.stop - block.start]
+            np.copyto(Xb, X[block])
+            return product(Xb, block)
+
+        return map_blocks(work, len(blocks), pass_threads(len(blocks)), single_blas=True)
+
     def gram(self):
         """``sum_i [s_i x_i, c] [s_i x_i, c]^T`` over all rows (the second moment, unweighted).
 
@@ -678,9 +706,9 @@ class LinearDesign:
         # float64 blocks (a float32 block cast as it is read), compensated
         d = self.n_features
         acc, col = CompensatedSum((d, d)), CompensatedSum((d,))
-        for _, Xb in dense_blocks(self.X):
-            acc.add(Xb.T @ Xb)
-            col.add(Xb.sum(axis=0))
+        for square, column in self._dense_block_map(lambda Xb, block: (Xb.T @ Xb, Xb.sum(axis=0))):
+            acc.add(square)
+            col.add(column)
         feat = acc.value()
         if not self.fit_intercept:
             return 0.5 * (feat + feat.T)
@@ -758,8 +786,8 @@ class LinearDesign:
             for block, B in csr_blocks(X, max(csr_rows(X.shape[0]), d)):
                 acc.add((B.T @ sp.diags(ws2[block]) @ B).toarray())
         else:
-            for block, Xb in dense_blocks(X):  # a loop over blocks, not examples
-                acc.add((Xb * ws2[block, None]).T @ Xb)
+            for part in self._dense_block_map(lambda Xb, block: (Xb * ws2[block, None]).T @ Xb, X):
+                acc.add(part)
         feat = acc.value()
         cross = transpose_product(X, ws, blocks=self._csr_blocks(idx))
         if extreme is not None:

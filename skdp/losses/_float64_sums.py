@@ -266,7 +266,7 @@ def transpose_product(X, R, rows=None, blocks=None):
         n_blocks = len(slices)
     # fixed blocks, partials added in block order: the same sum with any number of threads
     acc = CompensatedSum((X.shape[1],) + R.shape[1:])
-    for part in map_blocks(partial, n_blocks, pass_threads(n_blocks)):
+    for part in map_blocks(partial, n_blocks, pass_threads(n_blocks), single_blas=R.ndim > 1):
         acc.add(part)
     return acc.value()
 

@@ -11,7 +11,8 @@ threadpoolctl convention: ``with threadpool_limits(1):`` makes every pass
 single-threaded, and joblib's worker processes get their share of the CPUs),
 at most the CPUs (:func:`joblib.cpu_count`) and at most the blocks. While
 blocks run in several threads, the BLAS is limited to one thread per call,
-so the threads do not oversubscribe the cores.
+so the threads do not oversubscribe the cores; matrix-matrix products
+(which round differently with the BLAS's thread count) always run on one.
 """
 
 import threading
@@ -92,7 +93,7 @@ def _pool(n_threads):
         return _STATE["pool"]
 
 
-def map_blocks(work, n_blocks, n_threads):
+def map_blocks(work, n_blocks, n_threads, single_blas=False):
     """``[work(k) ...]`` over blocks ``k = 0 .. n_blocks - 1``, in block order.
 
     Share ``t`` of ``n_threads`` (share 0 in the calling thread, the others
@@ -109,6 +110,11 @@ def map_blocks(work, n_blocks, n_threads):
         The number of blocks.
     n_threads : int
         From :func:`pass_threads`.
+    single_blas : bool, default=False
+        Run every block's BLAS calls on one thread even when the blocks run
+        in one thread. Matrix-matrix products (a Gram matrix, several outputs)
+        round differently with the BLAS's thread count; matrix-vector products
+        do not, so a pass of those in one thread keeps the BLAS as it is.
 
     Returns
     -------
@@ -117,7 +123,13 @@ def map_blocks(work, n_blocks, n_threads):
     """
     if n_threads <= 1 or n_blocks <= 1:
         scratch = {}
-        return [work(k, scratch) for k in range(n_blocks)]
+        if not single_blas or n_blocks == 0 or _blas_limit(_controller()) <= 1:
+            return [work(k, scratch) for k in range(n_blocks)]
+        _enter_single_blas()
+        try:
+            return [work(k, scratch) for k in range(n_blocks)]
+        finally:
+            _leave_single_blas()
     results = [None] * n_blocks
 
     def run(t):
