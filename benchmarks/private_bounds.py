@@ -1,0 +1,172 @@
+"""Private bounds on raw tables (issue 41): DPBoundsScaler against documented ranges.
+
+For scikit-learn's raw breast_cancer, wine and digits (70/30 stratified
+splits; seed s draws the split and the noise) and raw Adult (a9a's svmlight
+files as loaded: 123 binary features, no normalisation; the published
+train/test split, seed s draws the noise), at TOTAL epsilon 1 and delta
+1e-5 per charged step, the table gives the mean test accuracy over seeds of
+
+* *private bounds*: ``make_pipeline(DPBoundsScaler(epsilon=s),
+  DPxxx(epsilon=1 - s))``, the one-line private pipeline, no public range;
+* *documented bounds*: ``make_pipeline(BoundedScaler(documented),
+  DPxxx(epsilon=1))``, the ranges from the data sets' documentation
+  (:func:`skdp.datasets.documented_bounds`; Adult's features are documented
+  as binary, range [0, 1]).
+
+Run::
+
+    python benchmarks/private_bounds.py                 # 5 seeds, the table
+    python benchmarks/private_bounds.py --validation    # how the defaults were chosen
+
+``--validation`` chooses ``DPBoundsScaler``'s share ``s`` of the total and
+``skdp._private_bounds.PENALTY`` without a test set: each seed's training
+part is split again 70/30 (Adult: its training file), the pipeline is
+fitted on the inner part and scored on the inner validation part.
+"""
+
+import argparse
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+from sklearn.datasets import load_breast_cancer, load_digits, load_svmlight_file, load_wine
+from sklearn.model_selection import train_test_split
+from sklearn.pipeline import make_pipeline
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from adult_data import DATA  # noqa: E402
+
+import skdp._private_bounds as private_bounds  # noqa: E402
+from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression  # noqa: E402
+from skdp.datasets import documented_bounds  # noqa: E402
+from skdp.preprocessing import BoundedScaler, DPBoundsScaler  # noqa: E402
+
+SMALL = {"breast_cancer": load_breast_cancer, "wine": load_wine, "digits": load_digits}
+NAMES = ("breast_cancer", "wine", "digits", "adult")
+TOTAL = 1.0
+SHARE = 0.25  # DPBoundsScaler's default epsilon at a total of 1
+ESTIMATORS = {"DPLogisticRegression": DPLogisticRegression, "DPLinearSVC": DPLinearSVC}
+
+
+def load_raw_adult():
+    """a9a as loaded: CSR with 123 binary features, labels +/-1, no normalisation."""
+    X, y = load_svmlight_file(str(DATA / "adult.trn.bz2"), n_features=123)
+    Xt, yt = load_svmlight_file(str(DATA / "adult.tst.bz2"), n_features=123)
+    return X, y, Xt, yt
+
+
+def documented(name):
+    if name == "adult":
+        return (0.0, 1.0)
+    return documented_bounds(name)
+
+
+def splits(name, seeds, validation=False):
+    """Yield ``(seed, X_train, X_test, y_train, y_test)``; inner splits if ``validation``."""
+    if name == "adult":
+        X, y, Xt, yt = load_raw_adult()
+    else:
+        X, y = SMALL[name](return_X_y=True)
+    for seed in seeds:
+        if name == "adult":
+            X_tr, X_te, y_tr, y_te = X, Xt, y, yt
+        else:
+            X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, random_state=seed,
+                                                      stratify=y)
+        if validation:
+            X_tr, X_te, y_tr, y_te = train_test_split(
+                X_tr, y_tr, test_size=0.3, random_state=seed + 100, stratify=y_tr)
+        yield seed, X_tr, X_te, y_tr, y_te
+
+
+def private_pipeline(estimator, share, seed, classes):
+    return make_pipeline(
+        DPBoundsScaler(epsilon=share * TOTAL, accountant=BudgetAccountant(), random_state=seed),
+        ESTIMATORS[estimator](epsilon=(1 - share) * TOTAL, classes=classes,
+                              accountant=BudgetAccountant(), random_state=seed))
+
+
+def documented_pipeline(estimator, name, seed, classes):
+    return make_pipeline(BoundedScaler(documented(name)), ESTIMATORS[estimator](
+        epsilon=TOTAL, classes=classes, accountant=BudgetAccountant(), random_state=seed))
+
+
+def table(seeds, estimators):
+    lines = [
+        "| estimator | data | n_train x d | documented bounds, eps=1 | private bounds, "
+        f"eps={SHARE:g} + {1 - SHARE:g} | difference |",
+        "|---|---|---|---|---|---|"]
+    for estimator in estimators:
+        for name in NAMES:
+            doc, priv = [], []
+            for seed, X_tr, X_te, y_tr, y_te in splits(name, seeds):
+                classes = np.unique(y_tr)  # public: the documented label set
+                doc.append(documented_pipeline(estimator, name, seed, classes)
+                           .fit(X_tr, y_tr).score(X_te, y_te))
+                priv.append(private_pipeline(estimator, SHARE, seed, classes)
+                            .fit(X_tr, y_tr).score(X_te, y_te))
+            d, p = float(np.mean(doc)), float(np.mean(priv))
+            lines.append(f"| {estimator} | {name} | {X_tr.shape[0]} x {X_tr.shape[1]} | "
+                         f"{d:.3f} | {p:.3f} | {p - d:+.3f} |")
+            print(lines[-1], flush=True)
+    return lines
+
+
+def validation(seeds, shares=(0.1, 0.2, 0.25, 0.3, 0.4), penalties=(0.5, 1.0, 2.0)):
+    lines = ["| penalty | share | " + " | ".join(NAMES) + " | mean |",
+             "|---|---|" + "---|" * (len(NAMES) + 1)]
+    saved = private_bounds.PENALTY
+    data = {name: list(splits(name, seeds, validation=True)) for name in NAMES}
+    try:
+        for penalty in penalties:
+            private_bounds.PENALTY = penalty
+            for share in shares:
+                cells = []
+                for name in NAMES:
+                    cells.append(np.mean([
+                        private_pipeline("DPLogisticRegression", share, seed, np.unique(y_tr))
+                        .fit(X_tr, y_tr).score(X_te, y_te)
+                        for seed, X_tr, X_te, y_tr, y_te in data[name]]))
+                lines.append(f"| {penalty:g} | {share:g} | "
+                             + " | ".join(f"{c:.3f}" for c in cells)
+                             + f" | {np.mean(cells):.3f} |")
+                print(lines[-1], flush=True)
+    finally:
+        private_bounds.PENALTY = saved
+    return lines
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--validation", action="store_true")
+    parser.add_argument("--estimators", default="DPLogisticRegression,DPLinearSVC")
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results",
+                                                      "private_bounds.md"))
+    args = parser.parse_args(argv)
+    warnings.simplefilter("ignore")
+    start = time.perf_counter()
+    if args.validation:
+        lines = validation(range(10, 10 + args.seeds))
+        title = "# Private bounds: choosing the share and the penalty on validation splits"
+        command = f"python benchmarks/private_bounds.py --validation --seeds {args.seeds}"
+        args.out = args.out.replace(".md", "_validation.md")
+    else:
+        lines = table(range(args.seeds), args.estimators.split(","))
+        title = f"# Private bounds on raw tables ({args.seeds} seeds, total epsilon 1)"
+        command = "python benchmarks/private_bounds.py"
+    text = "\n".join([title, "", f"Command: `{command}`. " + " ".join(
+        __doc__.split("\n\n")[1].split()), "", *lines, "",
+        f"Wall time {time.perf_counter() - start:.0f} s.", ""])
+    if args.out == "-":
+        print(text)
+    else:
+        with open(args.out, "w") as f:
+            f.write(text)
+        print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
