@@ -20,6 +20,7 @@ with probability at most 1 / 20 (a union bound over its cells). The bounds
 are that region's outer cell edges: powers of two, or the grid's ends.
 """
 
+import warnings
 from numbers import Real
 
 import numpy as np
@@ -48,6 +49,16 @@ __all__ = ["DPBoundsScaler"]
 #: cost of a cell in the bounds' run, in noise standard deviations (chosen
 #: on validation splits of training data: benchmarks/private_bounds.py)
 PENALTY = 1.0
+#: extra cost of a cell per octave its magnitude lies from 1, in noise
+#: standard deviations: a public preference for magnitudes near 1 that
+#: keeps a lone noisy cell at 2^35 from beating a weak true run
+DISTANCE_PENALTY = 0.0
+#: a second part (sign side or the zero cell) joins the bounds when its sum
+#: exceeds this many noise standard deviations
+INCLUDE = 4.0
+#: below this ratio of records to noise standard deviation per cell the fit
+#: warns that the bounds may be wrong
+LOW_SIGNAL = 5.0
 
 
 def octave_grid(magnitudes):
@@ -109,13 +120,41 @@ def cell_counts(X, lo, hi):
     return np.bincount(flat.ravel(), minlength=d * n_cells).reshape(d, n_cells)
 
 
+def _best_runs(gain):
+    """Per row, the run of columns with the largest sum: ``(sum, first, last)``.
+
+    Kadane's scan over the columns (the grid's cells, not the records),
+    vectorised over rows.
+    """
+    d, n_cells = gain.shape
+    best = np.full(d, -np.inf)
+    best_first = np.zeros(d, dtype=np.int64)
+    best_last = np.zeros(d, dtype=np.int64)
+    run = np.zeros(d)
+    run_first = np.zeros(d, dtype=np.int64)
+    for k in range(n_cells):
+        restart = run <= 0
+        run = np.where(restart, gain[:, k], run + gain[:, k])
+        run_first = np.where(restart, k, run_first)
+        better = run > best
+        best = np.where(better, run, best)
+        best_first = np.where(better, run_first, best_first)
+        best_last = np.where(better, k, best_last)
+    return best, best_first, best_last
+
+
 def bounds_from_counts(noisy, std, lo, hi, penalty=None):
     """Each feature's ``(lower, upper)`` from the noisy counts (post-processing only).
 
-    The run of cells ``[first, last]`` maximising ``sum(noisy - penalty *
-    std)`` over its cells (the maximum subarray, Kadane's scan over the
-    cells, vectorised over features): cells holding a share of the records
-    well above the noise join it, empty cells cost ``penalty * std`` each.
+    Each cell costs ``penalty * std`` plus ``DISTANCE_PENALTY * std`` per
+    octave between its magnitude and 1 (the zero cell costs ``penalty *
+    std``). Three parts compete per feature: the run of negative octaves
+    with the largest sum of ``noisy - cost`` (the maximum subarray), the
+    zero cell, and the best run of positive octaves. The part with the
+    largest sum is kept, with any other whose sum exceeds ``INCLUDE * std``
+    (so a feature of zeros and of values in ``(4, 16]`` gets ``[-t, 16]``,
+    ``t`` the zero cell's half-width); the bounds are the kept parts' outer
+    cell edges.
 
     Parameters
     ----------
@@ -131,25 +170,23 @@ def bounds_from_counts(noisy, std, lo, hi, penalty=None):
     Returns
     -------
     lower, upper : ndarray of shape (n_features,)
-        The run's outer cell edges.
+        The kept parts' outer cell edges.
     """
-    gain = noisy - (PENALTY if penalty is None else penalty) * std
-    d, n_cells = gain.shape
-    best = np.full(d, -np.inf)
-    best_first = np.zeros(d, dtype=np.int64)
-    best_last = np.zeros(d, dtype=np.int64)
-    run = np.zeros(d)
-    run_first = np.zeros(d, dtype=np.int64)
-    for k in range(n_cells):
-        restart = run <= 0
-        run = np.where(restart, gain[:, k], run + gain[:, k])
-        run_first = np.where(restart, k, run_first)
-        better = run > best
-        best = np.where(better, run, best)
-        best_first = np.where(better, run_first, best_first)
-        best_last = np.where(better, k, best_last)
+    d, n_cells = noisy.shape
+    m = hi - lo
+    octave = np.abs(np.arange(n_cells) - m) - 1 + lo  # log2 of each cell's left magnitude
+    distance = np.where(np.arange(n_cells) == m, 0, octave).astype(np.float64)
+    cost = (PENALTY if penalty is None else penalty) + DISTANCE_PENALTY * np.abs(distance)
+    gain = noisy - cost * std
+    negative, positive = _best_runs(gain[:, :m]), _best_runs(gain[:, m + 1:])
+    sums = np.column_stack([negative[0], gain[:, m], positive[0]])
+    firsts = np.column_stack([negative[1], np.full(d, m), positive[1] + m + 1])
+    lasts = np.column_stack([negative[2], np.full(d, m), positive[2] + m + 1])
+    kept = (sums >= INCLUDE * std) | (sums == sums.max(axis=1, keepdims=True))
+    first = np.where(kept, firsts, n_cells).min(axis=1)
+    last = np.where(kept, lasts, -1).max(axis=1)
     left, right = cell_edges(lo, hi)
-    return left[best_first], right[best_last]
+    return left[first], right[last]
 
 
 class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -309,6 +346,16 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
         delta = float(self.delta)
         make = noise_mechanism(delta)
         z = calibrate(make, float(self.epsilon), delta)
+        # one record adds 1 to one cell of each feature
+        sensitivity = float(np.sqrt(d)) if delta > 0 else float(d)
+        std = z * sensitivity * (1.0 if delta > 0 else np.sqrt(2.0))
+        if n < LOW_SIGNAL * std:
+            warnings.warn(
+                f"DPBoundsScaler: with {n} records, {d} features and epsilon={self.epsilon} "
+                f"the noise on each count has standard deviation {std:.3g}, more than "
+                f"1/{LOW_SIGNAL:g} of the records: the private bounds may miss features' "
+                "ranges. Give this step more epsilon, or public ranges to BoundedScaler.",
+                UserWarning, stacklevel=4)
         mechanism = make(z)
         accountant = self._accountant_in_force()
         warn_if_seed_replays(self.random_state, accountant, "DPBoundsScaler", stacklevel=4)
@@ -318,11 +365,8 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
         record = accountant.charge(self.epsilon, self.delta, mechanism=mechanism,
                                    label="DPBoundsScaler", seed_key=seed_key(self.random_state))
         rng = self._noise_rng(record.seed_index)
-        # one record adds 1 to one cell of each feature
-        sensitivity = float(np.sqrt(d)) if delta > 0 else float(d)
         noisy = release(cell_counts(X, lo, hi), mechanism, sensitivity, rng,
                         what="DPBoundsScaler grid counts")
-        std = z * sensitivity * (1.0 if delta > 0 else np.sqrt(2.0))
         lower, upper = bounds_from_counts(noisy, std, lo, hi)
         if sp.issparse(X):
             # zeros stay zeros: the scale-only map needs 0 inside the range
