@@ -19,7 +19,7 @@ Run::
     python benchmarks/private_bounds.py --validation    # how the defaults were chosen
 
 ``--validation`` chooses ``DPBoundsScaler``'s share ``s`` of the total and
-``skdp._private_bounds.PENALTY`` and ``DISTANCE_PENALTY`` without a test set: each seed's training
+``skdp._private_bounds``' ``PENALTY``, ``DISTANCE_PENALTY`` and ``INCLUDE`` without a test set: each seed's training
 part is split again 70/30 (Adult: its training file), the pipeline is
 fitted on the inner part and scored on the inner validation part.
 """
@@ -115,33 +115,37 @@ def table(seeds, estimators):
     return lines
 
 
-def validation(seeds, shares=(0.25, 0.35, 0.5), penalties=(1.0, 2.0),
-               distances=(0.0, 0.05, 0.1)):
-    lines = ["| penalty | distance penalty | share | " + " | ".join(NAMES) + " | mean |",
-             "|---|---|---|" + "---|" * (len(NAMES) + 1)]
-    saved = private_bounds.PENALTY, private_bounds.DISTANCE_PENALTY
+def validation(seeds, shares=(0.25, 0.35), penalties=(1.0,), distances=(0.05, 0.1, 0.2),
+               includes=(1.0, 2.0, 3.0)):
+    lines = ["| penalty | distance penalty | include | share | " + " | ".join(NAMES)
+             + " | mean |", "|---|---|---|---|" + "---|" * (len(NAMES) + 1)]
+    saved = (private_bounds.PENALTY, private_bounds.DISTANCE_PENALTY,
+             private_bounds.INCLUDE)
     data = {name: list(splits(name, seeds, validation=True)) for name in NAMES}
     cells = [np.mean([documented_pipeline("DPLogisticRegression", name, seed, np.unique(y_tr))
                       .fit(X_tr, y_tr).score(X_te, y_te)
                       for seed, X_tr, X_te, y_tr, y_te in data[name]]) for name in NAMES]
-    lines.append("| documented bounds | | 0 | " + " | ".join(f"{c:.3f}" for c in cells)
+    lines.append("| documented bounds | | | 0 | " + " | ".join(f"{c:.3f}" for c in cells)
                  + f" | {np.mean(cells):.3f} |")
     print(lines[-1], flush=True)
     try:
-        for penalty, distance, share in itertools.product(penalties, distances, shares):
-            private_bounds.PENALTY, private_bounds.DISTANCE_PENALTY = penalty, distance
+        for penalty, distance, include, share in itertools.product(
+                penalties, distances, includes, shares):
+            (private_bounds.PENALTY, private_bounds.DISTANCE_PENALTY,
+             private_bounds.INCLUDE) = penalty, distance, include
             cells = []
             for name in NAMES:
                 cells.append(np.mean([
                     private_pipeline("DPLogisticRegression", share, seed, np.unique(y_tr))
                     .fit(X_tr, y_tr).score(X_te, y_te)
                     for seed, X_tr, X_te, y_tr, y_te in data[name]]))
-            lines.append(f"| {penalty:g} | {distance:g} | {share:g} | "
+            lines.append(f"| {penalty:g} | {distance:g} | {include:g} | {share:g} | "
                          + " | ".join(f"{c:.3f}" for c in cells)
                          + f" | {np.mean(cells):.3f} |")
             print(lines[-1], flush=True)
     finally:
-        private_bounds.PENALTY, private_bounds.DISTANCE_PENALTY = saved
+        (private_bounds.PENALTY, private_bounds.DISTANCE_PENALTY,
+         private_bounds.INCLUDE) = saved
     return lines
 
 
