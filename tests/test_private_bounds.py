@@ -205,8 +205,8 @@ def test_one_line_pipeline_on_raw_breast_cancer():
     X, y = load_breast_cancer(return_X_y=True)
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
     acc = BudgetAccountant(epsilon=1.0)
-    pipe = make_pipeline(DPBoundsScaler(epsilon=0.25, accountant=acc, random_state=0),
-                         DPLogisticRegression(epsilon=0.75, classes=[0, 1], accountant=acc,
+    pipe = make_pipeline(DPBoundsScaler(epsilon=0.35, accountant=acc, random_state=0),
+                         DPLogisticRegression(epsilon=0.65, classes=[0, 1], accountant=acc,
                                               random_state=0)).fit(X_tr, y_tr)
     # the documented-bounds pipeline scores 0.91 here at epsilon 1; the
     # majority class 0.63 (what the raw data gives without the scaler)
