@@ -11,7 +11,10 @@ train/test split, seed s draws the noise), at TOTAL epsilon 1 and delta
 * *documented bounds*: ``make_pipeline(BoundedScaler(documented),
   DPxxx(epsilon=1))``, the ranges from the data sets' documentation
   (:func:`skdp.datasets.documented_bounds`; Adult's features are documented
-  as binary, range [0, 1]).
+  as binary, range [0, 1]);
+* *documented bounds, eps=1-s*: the documented-bounds pipeline with the
+  model at the private pipeline's share: what the split of the budget costs
+  with perfect public bounds.
 
 Run::
 
@@ -97,20 +100,25 @@ def documented_pipeline(estimator, name, seed, classes):
 def table(seeds, estimators):
     lines = [
         "| estimator | data | n_train x d | documented bounds, eps=1 | private bounds, "
-        f"eps={SHARE:g} + {1 - SHARE:g} | difference |",
-        "|---|---|---|---|---|---|"]
+        f"eps={SHARE:g} + {1 - SHARE:g} | difference | documented bounds, "
+        f"eps={1 - SHARE:g} |",
+        "|---|---|---|---|---|---|---|"]
     for estimator in estimators:
         for name in NAMES:
-            doc, priv = [], []
+            doc, priv, exact = [], [], []
             for seed, X_tr, X_te, y_tr, y_te in splits(name, seeds):
                 classes = np.unique(y_tr)  # public: the documented label set
                 doc.append(documented_pipeline(estimator, name, seed, classes)
                            .fit(X_tr, y_tr).score(X_te, y_te))
                 priv.append(private_pipeline(estimator, SHARE, seed, classes)
                             .fit(X_tr, y_tr).score(X_te, y_te))
+                # the documented bounds with the model's share: what the split costs
+                split = documented_pipeline(estimator, name, seed, classes)
+                split.set_params(**{f"{split.steps[-1][0]}__epsilon": (1 - SHARE) * TOTAL})
+                exact.append(split.fit(X_tr, y_tr).score(X_te, y_te))
             d, p = float(np.mean(doc)), float(np.mean(priv))
             lines.append(f"| {estimator} | {name} | {X_tr.shape[0]} x {X_tr.shape[1]} | "
-                         f"{d:.3f} | {p:.3f} | {p - d:+.3f} |")
+                         f"{d:.3f} | {p:.3f} | {p - d:+.3f} | {np.mean(exact):.3f} |")
             print(lines[-1], flush=True)
     return lines
 
@@ -143,36 +151,36 @@ def row_norm_check(seeds):
 
 
 def validation(seeds, shares=(0.25, 0.35), penalties=(1.0,), distances=(0.05, 0.1, 0.2),
-               includes=(1.0, 2.0, 3.0)):
-    lines = ["| penalty | distance penalty | include | share | " + " | ".join(NAMES)
-             + " | mean |", "|---|---|---|---|" + "---|" * (len(NAMES) + 1)]
+               includes=(1.0, 2.0, 3.0), trims=(0.0,)):
+    lines = ["| penalty | distance penalty | include | trim | share | " + " | ".join(NAMES)
+             + " | mean |", "|---|---|---|---|---|" + "---|" * (len(NAMES) + 1)]
     saved = (private_bounds.PENALTY, private_bounds.DISTANCE_PENALTY,
-             private_bounds.INCLUDE)
+             private_bounds.INCLUDE, private_bounds.TRIM)
     data = {name: list(splits(name, seeds, validation=True)) for name in NAMES}
     cells = [np.mean([documented_pipeline("DPLogisticRegression", name, seed, np.unique(y_tr))
                       .fit(X_tr, y_tr).score(X_te, y_te)
                       for seed, X_tr, X_te, y_tr, y_te in data[name]]) for name in NAMES]
-    lines.append("| documented bounds | | | 0 | " + " | ".join(f"{c:.3f}" for c in cells)
+    lines.append("| documented bounds | | | | 0 | " + " | ".join(f"{c:.3f}" for c in cells)
                  + f" | {np.mean(cells):.3f} |")
     print(lines[-1], flush=True)
     try:
-        for penalty, distance, include, share in itertools.product(
-                penalties, distances, includes, shares):
+        for penalty, distance, include, trim, share in itertools.product(
+                penalties, distances, includes, trims, shares):
             (private_bounds.PENALTY, private_bounds.DISTANCE_PENALTY,
-             private_bounds.INCLUDE) = penalty, distance, include
+             private_bounds.INCLUDE, private_bounds.TRIM) = penalty, distance, include, trim
             cells = []
             for name in NAMES:
                 cells.append(np.mean([
                     private_pipeline("DPLogisticRegression", share, seed, np.unique(y_tr))
                     .fit(X_tr, y_tr).score(X_te, y_te)
                     for seed, X_tr, X_te, y_tr, y_te in data[name]]))
-            lines.append(f"| {penalty:g} | {distance:g} | {include:g} | {share:g} | "
+            lines.append(f"| {penalty:g} | {distance:g} | {include:g} | {trim:g} | {share:g} | "
                          + " | ".join(f"{c:.3f}" for c in cells)
                          + f" | {np.mean(cells):.3f} |")
             print(lines[-1], flush=True)
     finally:
         (private_bounds.PENALTY, private_bounds.DISTANCE_PENALTY,
-         private_bounds.INCLUDE) = saved
+         private_bounds.INCLUDE, private_bounds.TRIM) = saved
     return lines
 
 
@@ -180,17 +188,29 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--validation", action="store_true")
+    parser.add_argument("--total", type=float, default=1.0,
+                        help="with --validation --trim: the pipeline's total epsilon")
+    parser.add_argument("--trim", action="store_true",
+                        help="with --validation: the trimming share at the chosen settings")
     parser.add_argument("--estimators", default="DPLogisticRegression,DPLinearSVC")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results",
                                                       "private_bounds.md"))
     args = parser.parse_args(argv)
+    global TOTAL
+    TOTAL = args.total
     warnings.simplefilter("ignore")
     start = time.perf_counter()
     if args.validation:
-        lines = validation(range(10, 10 + args.seeds))
+        lines = validation(range(10, 10 + args.seeds), **(
+            {"shares": (0.35,), "distances": (0.1,), "includes": (2.0,),
+             "trims": (0.0, 0.01, 0.03)} if args.trim else {}))
         title = "# Private bounds: choosing the share and the penalty on validation splits"
         command = f"python benchmarks/private_bounds.py --validation --seeds {args.seeds}"
-        args.out = args.out.replace(".md", "_validation.md")
+        if args.trim:
+            command += f" --trim --total {TOTAL:g}"
+            title += f" (total epsilon {TOTAL:g})"
+        args.out = args.out.replace(
+            ".md", f"_trim_total{TOTAL:g}.md" if args.trim else "_validation.md")
     else:
         lines = table(range(args.seeds), args.estimators.split(","))
         lines += ["", "## Is a private row-norm bound needed?", "",

@@ -49,6 +49,10 @@ __all__ = ["DPBoundsScaler"]
 #: cost of a cell in the bounds' run, in noise standard deviations (chosen
 #: on validation splits of training data: benchmarks/private_bounds.py)
 PENALTY = 1.0
+#: cost of a cell as a share of the records (when above the noise's cost):
+#: at large n and epsilon, cells holding fewer records than this (rare
+#: outliers) stay out of the bounds, like a quantile's trimming
+TRIM = 0.0
 #: extra cost of a cell per octave its magnitude lies from 1, in noise
 #: standard deviations: a public preference for magnitudes near 1 that
 #: keeps a lone noisy cell at 2^35 from beating a weak true run
@@ -143,7 +147,7 @@ def _best_runs(gain):
     return best, best_first, best_last
 
 
-def bounds_from_counts(noisy, std, lo, hi, penalty=None):
+def bounds_from_counts(noisy, std, lo, hi, penalty=None, n_records=0):
     """Each feature's ``(lower, upper)`` from the noisy counts (post-processing only).
 
     Each cell costs ``penalty * std`` plus ``DISTANCE_PENALTY * std`` per
@@ -166,6 +170,9 @@ def bounds_from_counts(noisy, std, lo, hi, penalty=None):
         The grid (:func:`octave_grid`).
     penalty : float or None, default=None
         Cost of a cell in noise standard deviations; None uses ``PENALTY``.
+    n_records : int, default=0
+        The public number of records: a cell costs at least ``TRIM *
+        n_records``.
 
     Returns
     -------
@@ -176,8 +183,8 @@ def bounds_from_counts(noisy, std, lo, hi, penalty=None):
     m = hi - lo
     octave = np.abs(np.arange(n_cells) - m) - 1 + lo  # log2 of each cell's left magnitude
     distance = np.where(np.arange(n_cells) == m, 0, octave).astype(np.float64)
-    cost = (PENALTY if penalty is None else penalty) + DISTANCE_PENALTY * np.abs(distance)
-    gain = noisy - cost * std
+    cost = np.maximum((PENALTY if penalty is None else penalty) * std, TRIM * n_records)
+    gain = noisy - cost - DISTANCE_PENALTY * np.abs(distance) * std
     negative, positive = _best_runs(gain[:, :m]), _best_runs(gain[:, m + 1:])
     sums = np.column_stack([negative[0], gain[:, m], positive[0]])
     firsts = np.column_stack([negative[1], np.full(d, m), positive[1] + m + 1])
@@ -370,7 +377,7 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
         rng = self._noise_rng(record.seed_index)
         noisy = release(cell_counts(X, lo, hi), mechanism, sensitivity, rng,
                         what="DPBoundsScaler grid counts")
-        lower, upper = bounds_from_counts(noisy, std, lo, hi)
+        lower, upper = bounds_from_counts(noisy, std, lo, hi, n_records=n)
         if sp.issparse(X):
             # zeros stay zeros: the scale-only map needs 0 inside the range
             lower, upper = np.minimum(lower, 0.0), np.maximum(upper, 0.0)
