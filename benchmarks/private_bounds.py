@@ -20,11 +20,15 @@ Run::
 
     python benchmarks/private_bounds.py                 # 5 seeds, the table
     python benchmarks/private_bounds.py --validation    # how the defaults were chosen
+    python benchmarks/private_bounds.py --validation --trim --total 10
 
 ``--validation`` chooses ``DPBoundsScaler``'s share ``s`` of the total and
-``skdp._private_bounds``' ``PENALTY``, ``DISTANCE_PENALTY`` and ``INCLUDE`` without a test set: each seed's training
-part is split again 70/30 (Adult: its training file), the pipeline is
-fitted on the inner part and scored on the inner validation part.
+the constants ``PENALTY``, ``DISTANCE_PENALTY`` and ``INCLUDE`` of
+``skdp._private_bounds`` without a test set: each seed's training part is
+split again 70/30 (Adult: its training file), the pipeline is fitted on the
+inner part and scored on the inner validation part. ``--validation --trim
+--total e`` weighs ``TRIM`` (a cell's cost as a share of the records) at the
+chosen settings and total epsilon ``e``.
 """
 
 import argparse
@@ -220,8 +224,10 @@ def main(argv=None):
                   *row_norm_check(range(args.seeds))]
         title = f"# Private bounds on raw tables ({args.seeds} seeds, total epsilon 1)"
         command = "python benchmarks/private_bounds.py"
+    bullets = ["* " + " ".join(b.split()).replace("``", "`").replace(":func:", "")
+               for b in __doc__.split("\n\n")[2][2:].split("\n* ")]
     text = "\n".join([title, "", f"Command: `{command}`. " + " ".join(
-        __doc__.split("\n\n")[1].split()), "", *lines, "",
+        __doc__.split("\n\n")[1].split()), "", *bullets, "", *lines, "",
         f"Wall time {time.perf_counter() - start:.0f} s.", ""])
     if args.out == "-":
         print(text)

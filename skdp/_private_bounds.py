@@ -12,12 +12,13 @@ and ``n_features`` in L1 (Laplace noise, ``delta = 0``), whatever the
 number of cells; the noise multiplier comes from the accountant's
 calibration, like :class:`~skdp.preprocessing.DPStandardScaler`'s.
 
-The bounds are post-processing of the noisy table alone: for each feature
-the fullest noisy cell, grown on both sides while the next cell's noisy
-count is at least ``2`` noise standard deviations, together with any cell
-whose noisy count exceeds a threshold that noise on the whole table passes
-with probability at most 1 / 20 (a union bound over its cells). The bounds
-are that region's outer cell edges: powers of two, or the grid's ends.
+The bounds are post-processing of the noisy table alone
+(:func:`bounds_from_counts`): each cell costs a penalty in noise standard
+deviations (more the further its magnitude is from 1); per feature, the best
+run of negative octaves, the zero cell and the best run of positive octaves
+compete by their sums of noisy count minus cost (the maximum subarray); the
+best is kept, with any other whose sum clears a threshold; the bounds are the
+kept cells' outer edges: signed powers of two, or the grid's ends.
 """
 
 import warnings
@@ -206,10 +207,10 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
     neighbours is ``sqrt(n_features)`` (L2; ``n_features`` in L1 for
     ``delta = 0``), the noise multiplier is calibrated by skdp's accountant
     to ``(epsilon, delta)`` and the fit is charged like any private fit. The
-    bounds are read from the noisy table only: each feature's fullest cell,
-    grown while the neighbouring cells' noisy counts stay above the noise
-    (see :mod:`skdp._private_bounds`), so they are powers of two (or the
-    grid's ends) and hold no unnoised value of the data.
+    bounds are read from the noisy table only: each feature's cells whose
+    noisy counts stand out of the noise (see Notes), so they are signed
+    powers of two (or the grid's ends) and hold no unnoised value of the
+    data.
 
     ``transform`` is :class:`BoundedScaler`'s with these bounds: clip, then
     map ``[lower_, upper_]`` linearly to ``feature_range`` (sparse input:
@@ -218,7 +219,7 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
     ``feature_range=(-1, 1)``), and the default ``data_norm=1`` of the
     estimators after it rescales longer rows.
 
-    Measured (``benchmarks/results/private_bounds.md``): ``make_pipeline(
+    Measured in ``benchmarks/results/private_bounds.md``: ``make_pipeline(
     DPBoundsScaler(epsilon=0.35), DPLogisticRegression(epsilon=0.65))``
     against the same estimator behind :class:`BoundedScaler` with the
     documented ranges at epsilon 1.
@@ -270,9 +271,15 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
 
     Notes
     -----
-    The far-cell threshold is the Gaussian tail quantile; with ``delta = 0``
-    the Laplace noise has heavier tails, so far cells pass it more often
-    (the guarantee is unaffected: it is post-processing).
+    The bounds from the noisy counts: each cell costs one noise standard
+    deviation plus 0.1 of one per octave between its magnitude and 1 (a
+    public preference for magnitudes near 1); per feature the best run of
+    negative octaves, the zero cell and the best run of positive octaves
+    compete by their sums of noisy count minus cost; the best is kept with
+    any other whose sum exceeds 2 noise standard deviations, and the bounds
+    are the kept cells' outer edges. These constants, and the default
+    epsilon, were chosen on validation splits of training data
+    (``python benchmarks/private_bounds.py --validation``).
 
     Examples
     --------

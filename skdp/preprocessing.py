@@ -3,7 +3,7 @@
 A transformer fitted on private data is part of what a pipeline releases.
 scikit-learn's ``StandardScaler`` learns means and variances from the data
 without noise, so a pipeline that starts with it is not private, whatever
-the estimator after it. Two replacements:
+the estimator after it. Three replacements:
 
 * :class:`BoundedScaler` clips each feature to a public range and maps it
   linearly; its ``fit`` learns nothing from the values, so it costs no
@@ -11,6 +11,9 @@ the estimator after it. Two replacements:
   domain knowledge (age 0-120, pixels 0-16).
 * :class:`DPStandardScaler` centres and scales by a noisy mean and variance
   of the clipped values, charged to the accountant like an estimator fit.
+* :class:`DPBoundsScaler` (when no public range is known) finds each
+  feature's range from noisy counts on a public log-scale grid, charged,
+  then maps like :class:`BoundedScaler`.
 
 Measured on scikit-learn's small data sets (breast_cancer, wine, digits,
 iris; 70/30 splits, 5 seeds, ``DPLogisticRegression`` defaults): the

@@ -214,3 +214,25 @@ def test_one_line_pipeline_on_raw_breast_cancer():
     eps, delta = pipeline_privacy_spent(pipe)
     assert acc.spent() == pytest.approx((eps, delta))
     assert (eps, delta) == pytest.approx((1.0, 2e-5))
+
+
+def test_zero_cell_joins_a_positive_run_it_competes_with():
+    # a pixel-like feature: half zeros, half in (4, 16]: the bounds are
+    # [-t, 16] (t the zero cell's half-width), not the zeros alone
+    rng = np.random.default_rng(0)
+    X = np.where(rng.random((3000, 2)) < 0.5, 0.0, rng.integers(5, 17, (3000, 2)))
+    scaler = DPBoundsScaler(epsilon=1.0, accountant=BudgetAccountant(), random_state=0).fit(X)
+    np.testing.assert_array_equal(scaler.lower_, [-(2.0 ** LO)] * 2)
+    np.testing.assert_array_equal(scaler.upper_, [16.0, 16.0])
+
+
+def test_trim_keeps_rare_outliers_out(monkeypatch):
+    import skdp._private_bounds as private_bounds
+
+    X = _data(20000)[:, :1]
+    X[:50] = 1e6   # 0.25% of the records, far out
+    fit = lambda: DPBoundsScaler(epsilon=5.0, accountant=BudgetAccountant(),  # noqa: E731
+                                 random_state=0).fit(X)
+    assert fit().upper_[0] >= 1e6
+    monkeypatch.setattr(private_bounds, "TRIM", 0.01)
+    assert fit().upper_[0] == 8.0
