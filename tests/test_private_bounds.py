@@ -236,3 +236,18 @@ def test_trim_keeps_rare_outliers_out(monkeypatch):
     assert fit().upper_[0] >= 1e6
     monkeypatch.setattr(private_bounds, "TRIM", 0.01)
     assert fit().upper_[0] == 8.0
+
+
+def test_bounds_read_only_the_released_table(monkeypatch):
+    # the door returns a table unrelated to the data: the bounds follow it
+    import skdp._private_bounds as private_bounds
+
+    def fake_release(exact, mechanism, sensitivity, rng, *, what):
+        table = np.zeros(exact.shape)
+        table[:, HI - LO + 1 + (5 - LO)] = 1e6   # every feature in (32, 64]
+        return table
+
+    monkeypatch.setattr(private_bounds, "release", fake_release)
+    scaler = DPBoundsScaler(accountant=BudgetAccountant(), random_state=0).fit(_data())
+    np.testing.assert_array_equal(scaler.lower_, [32.0] * 3)
+    np.testing.assert_array_equal(scaler.upper_, [64.0] * 3)
