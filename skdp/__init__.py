@@ -4,6 +4,7 @@ from .accounting import BudgetAccountant, BudgetError
 from .linear_model import DPLogisticRegression
 from .exceptions import PrivacyWarning
 from .matrix_sensing import DPMatrixSensing, make_matrix_sensing
+from .preprocessing import DPBoundsScaler
 from .svm import DPLinearSVC
 
 __version__ = "0.1.0"
@@ -11,6 +12,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BudgetAccountant",
     "BudgetError",
+    "DPBoundsScaler",
     "DPLogisticRegression",
     "DPLinearSVC",
     "DPMatrixSensing",

@@ -3,7 +3,7 @@
 A transformer fitted on private data is part of what a pipeline releases.
 scikit-learn's ``StandardScaler`` learns means and variances from the data
 without noise, so a pipeline that starts with it is not private, whatever
-the estimator after it. Two replacements:
+the estimator after it. Three replacements:
 
 * :class:`BoundedScaler` clips each feature to a public range and maps it
   linearly; its ``fit`` learns nothing from the values, so it costs no
@@ -11,6 +11,9 @@ the estimator after it. Two replacements:
   domain knowledge (age 0-120, pixels 0-16).
 * :class:`DPStandardScaler` centres and scales by a noisy mean and variance
   of the clipped values, charged to the accountant like an estimator fit.
+* :class:`DPBoundsScaler` (when no public range is known) finds each
+  feature's range from noisy counts on a public log-scale grid, charged,
+  then maps like :class:`BoundedScaler`.
 
 Measured on scikit-learn's small data sets (breast_cancer, wine, digits,
 iris; 70/30 splits, 5 seeds, ``DPLogisticRegression`` defaults): the
@@ -41,7 +44,7 @@ from .validation import (
     validate_params,
 )
 
-__all__ = ["BoundedScaler", "DPStandardScaler", "pipeline_privacy_spent"]
+__all__ = ["BoundedScaler", "DPBoundsScaler", "DPStandardScaler", "pipeline_privacy_spent"]
 
 
 def _public_bounds(bounds, n_features, owner):
@@ -89,6 +92,32 @@ def _n_features_of_bounds(bounds):
 def _clip(X, lower, upper):
     """Dense ``X`` clipped per column (a new float array of X's float dtype)."""
     return np.clip(X, lower.astype(X.dtype), upper.astype(X.dtype))
+
+
+def _linear_map(lower, upper, a, b):
+    """``(scale, offset)`` of the affine map taking ``[lower, upper]`` to ``[a, b]``."""
+    scale = (b - a) / (upper - lower)
+    return scale, a - lower * scale
+
+
+def _clip_and_map(X, lower, upper, scale, offset):
+    """Clip ``X`` (a validated copy) to the bounds and map it; sparse: scale only.
+
+    Dense: ``clip(X) * scale + offset``. Sparse (bounds containing 0): each
+    stored entry clipped and divided by ``max(|lower|, |upper|)``, so zeros
+    stay zeros. The result keeps X's float dtype.
+    """
+    if sp.issparse(X):
+        # the clip door: each stored entry is a whole cell (duplicates summed)
+        X = canonical_rows(X)
+        cols = X.indices
+        X.data = np.clip(X.data, lower[cols], upper[cols]).astype(X.dtype)
+        X.data /= np.maximum(np.abs(lower), np.abs(upper))[cols].astype(X.dtype)
+        return X
+    out = _clip(X, lower, upper)
+    out *= scale.astype(X.dtype)
+    out += offset.astype(X.dtype)
+    return out
 
 
 class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -185,8 +214,7 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                 f"0 (features {bad} do not); densify X (X.toarray()) to map such ranges."
             )
         self.lower_, self.upper_ = lower, upper
-        self.scale_ = (b - a) / (upper - lower)
-        self.min_ = a - lower * self.scale_
+        self.scale_, self.min_ = _linear_map(lower, upper, a, b)
         return self
 
     def transform(self, X):
@@ -205,17 +233,7 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=("csr", "csc"),
                           dtype=[np.float64, np.float32], reset=False, copy=True)
-        if sp.issparse(X):
-            # the clip door: each stored entry is a whole cell (duplicates summed)
-            X = canonical_rows(X)
-            cols = X.indices
-            X.data = np.clip(X.data, self.lower_[cols], self.upper_[cols]).astype(X.dtype)
-            X.data /= np.maximum(np.abs(self.lower_), np.abs(self.upper_))[cols].astype(X.dtype)
-            return X
-        out = _clip(X, self.lower_, self.upper_)
-        out *= self.scale_.astype(X.dtype)
-        out += self.min_.astype(X.dtype)
-        return out
+        return _clip_and_map(X, self.lower_, self.upper_, self.scale_, self.min_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -595,3 +613,7 @@ def _held_objects(obj):
                 hasattr(value, "__dict__") and not isinstance(value, type)
                 and type(value).__module__.split(".")[0] in ("sklearn", "skdp")):
             yield value
+
+
+# defined in its own module; it reuses BoundedScaler's map from the helpers above
+from ._private_bounds import DPBoundsScaler  # noqa: E402

@@ -4,7 +4,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import skdp
 from skdp.model_selection import PrivateGridSearchCV, PrivateRandomizedSearchCV
-from skdp.preprocessing import BoundedScaler, DPStandardScaler
+from skdp.preprocessing import BoundedScaler, DPBoundsScaler, DPStandardScaler
 
 
 @parametrize_with_checks([skdp.DPLogisticRegression(), skdp.DPLinearSVC(),
@@ -44,6 +44,8 @@ from skdp.preprocessing import BoundedScaler, DPStandardScaler
                           BoundedScaler(bounds=(-5.0, 5.0)),
                           BoundedScaler(bounds=(-3.0, 10.0), feature_range=(0, 1)),
                           DPStandardScaler(bounds=(-5.0, 5.0)),
+                          # private bounds (issue 41)
+                          DPBoundsScaler(epsilon=5.0),
                           # private hyperparameter search (a meta-estimator, a classifier)
                           PrivateGridSearchCV(skdp.DPLogisticRegression(),
                                               {"alpha": [1e-3, 1e-2]}, random_state=0),

@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression, DPMatrixSensing
 from skdp.model_selection import PrivateGridSearchCV, PrivateRandomizedSearchCV
-from skdp.preprocessing import BoundedScaler, DPStandardScaler
+from skdp.preprocessing import BoundedScaler, DPBoundsScaler, DPStandardScaler
 from skdp.validation import redact_data_errors
 
 N, D, ROW, COLUMN = 200, 4, 173, 2
@@ -41,6 +41,7 @@ def _estimators():
         "matrix-sensing": lambda: DPMatrixSensing(shape=(2, 2), rank=1, accountant=acc()),
         "standard-scaler": lambda: DPStandardScaler(bounds=(-1, 1), accountant=acc()),
         "bounded-scaler": lambda: BoundedScaler(bounds=(-1, 1)),
+        "bounds-scaler": lambda: DPBoundsScaler(accountant=acc()),
         "grid-search": lambda: PrivateGridSearchCV(
             DPLogisticRegression(classes=[0, 1]), {"alpha": [1e-4, 1e-2]}, accountant=acc()),
         "randomized-search": lambda: PrivateRandomizedSearchCV(
