@@ -30,12 +30,12 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import AccountedMixin, n_columns, n_rows
+from ._bounded_map import clip_and_map, linear_map
 from ._seeding import seed_key
 from .accounting import BudgetAccountant, calibrate, noise_mechanism
 from .accounting.release import release  # the release door
 from .exceptions import warn_if_delta_voids_guarantee, warn_if_seed_replays
 from .losses import canonical_rows
-from .preprocessing import _clip_and_map, _linear_map
 from .validation import (
     POSITIVE,
     RANDOM_STATE,
@@ -389,7 +389,7 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
             # zeros stay zeros: the scale-only map needs 0 inside the range
             lower, upper = np.minimum(lower, 0.0), np.maximum(upper, 0.0)
         self.lower_, self.upper_ = lower, upper
-        self.scale_, self.min_ = _linear_map(lower, upper, a, b)
+        self.scale_, self.min_ = linear_map(lower, upper, a, b)
         self.noise_multiplier_ = float(z)
         self.n_samples_seen_ = int(n)
         self.privacy_spent_ = (float(self.epsilon), float(self.delta))
@@ -411,7 +411,7 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=("csr", "csc"),
                           dtype=[np.float64, np.float32], reset=False, copy=True)
-        return _clip_and_map(X, self.lower_, self.upper_, self.scale_, self.min_)
+        return clip_and_map(X, self.lower_, self.upper_, self.scale_, self.min_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -31,10 +31,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from .exceptions import warn_if_delta_voids_guarantee, warn_if_seed_replays
 from ._base import AccountedMixin, n_columns, n_rows
+from ._bounded_map import clip_and_map, clip_columns, linear_map
+from ._private_bounds import DPBoundsScaler
 from ._seeding import seed_key
 from .accounting import BudgetAccountant, Repeated, calibrate, noise_mechanism
 from .accounting.release import release  # the release door
-from .losses import canonical_rows, column_totals
+from .losses import column_totals
 from .validation import (
     POSITIVE,
     RANDOM_STATE,
@@ -87,37 +89,6 @@ def _n_features_of_bounds(bounds):
         return None
     sizes.discard(1)
     return sizes.pop() if len(sizes) == 1 else None
-
-
-def _clip(X, lower, upper):
-    """Dense ``X`` clipped per column (a new float array of X's float dtype)."""
-    return np.clip(X, lower.astype(X.dtype), upper.astype(X.dtype))
-
-
-def _linear_map(lower, upper, a, b):
-    """``(scale, offset)`` of the affine map taking ``[lower, upper]`` to ``[a, b]``."""
-    scale = (b - a) / (upper - lower)
-    return scale, a - lower * scale
-
-
-def _clip_and_map(X, lower, upper, scale, offset):
-    """Clip ``X`` (a validated copy) to the bounds and map it; sparse: scale only.
-
-    Dense: ``clip(X) * scale + offset``. Sparse (bounds containing 0): each
-    stored entry clipped and divided by ``max(|lower|, |upper|)``, so zeros
-    stay zeros. The result keeps X's float dtype.
-    """
-    if sp.issparse(X):
-        # the clip door: each stored entry is a whole cell (duplicates summed)
-        X = canonical_rows(X)
-        cols = X.indices
-        X.data = np.clip(X.data, lower[cols], upper[cols]).astype(X.dtype)
-        X.data /= np.maximum(np.abs(lower), np.abs(upper))[cols].astype(X.dtype)
-        return X
-    out = _clip(X, lower, upper)
-    out *= scale.astype(X.dtype)
-    out += offset.astype(X.dtype)
-    return out
 
 
 class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -214,7 +185,7 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                 f"0 (features {bad} do not); densify X (X.toarray()) to map such ranges."
             )
         self.lower_, self.upper_ = lower, upper
-        self.scale_, self.min_ = _linear_map(lower, upper, a, b)
+        self.scale_, self.min_ = linear_map(lower, upper, a, b)
         return self
 
     def transform(self, X):
@@ -233,7 +204,7 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=("csr", "csc"),
                           dtype=[np.float64, np.float32], reset=False, copy=True)
-        return _clip_and_map(X, self.lower_, self.upper_, self.scale_, self.min_)
+        return clip_and_map(X, self.lower_, self.upper_, self.scale_, self.min_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -402,7 +373,7 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
                                    label="DPStandardScaler", seed_key=seed_key(self.random_state))
         rng = self._noise_rng(record.seed_index)
         mid, half = (lower + upper) / 2.0, (upper - lower) / 2.0
-        centred = _clip(X, lower, upper).astype(np.float64) - mid
+        centred = clip_columns(X, lower, upper).astype(np.float64) - mid
         norm = 2 if delta > 0 else 1
         sens_1 = float(np.linalg.norm(half, ord=norm))
         sens_2 = float(np.linalg.norm(half ** 2, ord=norm))
@@ -439,7 +410,7 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
             raise TypeError("DPStandardScaler does not accept sparse input; use "
                             "BoundedScaler or X.toarray().")
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
-        out = _clip(X, self.lower_, self.upper_)
+        out = clip_columns(X, self.lower_, self.upper_)
         out -= self.mean_.astype(X.dtype)
         out /= self.scale_.astype(X.dtype)
         return out
@@ -613,7 +584,3 @@ def _held_objects(obj):
                 hasattr(value, "__dict__") and not isinstance(value, type)
                 and type(value).__module__.split(".")[0] in ("sklearn", "skdp")):
             yield value
-
-
-# defined in its own module; it reuses BoundedScaler's map from the helpers above
-from ._private_bounds import DPBoundsScaler  # noqa: E402
