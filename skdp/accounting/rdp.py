@@ -32,6 +32,7 @@ from scipy import optimize, special
 
 from . import pld as _pld
 from ._checks import check_delta
+from .discrete import DiscreteGaussian, DiscreteLaplace, discretize, is_secure_accounting
 from .mechanisms import (
     Composed,
     FilteredRDP,
@@ -380,6 +381,11 @@ def _compute_cost(m: Mechanism, orders: tuple) -> _Cost:
     if isinstance(m, Laplace):
         eps = 1.0 / m.noise_multiplier
         return _Cost(_rdp_laplace(eps, a), 0.0, eps, False)
+    if isinstance(m, DiscreteGaussian):
+        # zCDP (CKS20 Thm 14) only: "other" keeps it off the analytic and PLD routes
+        return _Cost(_rdp_gaussian(m.noise_multiplier, a), 0.0, 0.0, True)
+    if isinstance(m, DiscreteLaplace):
+        return _pure_cost(1.0 / m.noise_multiplier, orders)
     if isinstance(m, PureDP):
         return _pure_cost(m.epsilon, orders)
     if isinstance(m, ZCDP):
@@ -420,7 +426,7 @@ def _compute_cost(m: Mechanism, orders: tuple) -> _Cost:
         return _repeat_and_select_cost(m, orders)
     raise NotImplementedError(
         f"The accountant does not support the mechanism {type(m).__name__} ({m!r}); "
-        "supported: Gaussian, Laplace, PureDP, ZCDP, SparseVector, GaussianSparseVector, "
+        "supported: Gaussian, Laplace, DiscreteGaussian, DiscreteLaplace, PureDP, ZCDP, SparseVector, GaussianSparseVector, "
         "FilteredRDP, PoissonSampled, Activated, Composed, Repeated, AnyOf, RepeatAndSelect."
     )
 
@@ -602,6 +608,11 @@ def _epsilon_of_cost(cost: _Cost, delta: float, orders: tuple, method: str = "au
     return min(candidates) if candidates else math.inf
 
 
+def _as_run(mechanism):
+    """The tree that runs: its secure-mode form inside ``secure_accounting()``."""
+    return discretize(mechanism) if is_secure_accounting() else mechanism
+
+
 def _check_method(method):
     if method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}.")
@@ -646,6 +657,7 @@ def get_rdp(mechanism: Mechanism, orders=DEFAULT_ORDERS) -> np.ndarray:
     """
     if not isinstance(mechanism, Mechanism):
         raise ValueError(f"get_rdp: expected a Mechanism, got {mechanism!r}.")
+    mechanism = _as_run(mechanism)
     return np.array(_cost(mechanism, _orders_key(orders)).rdp)
 
 
@@ -707,6 +719,7 @@ def get_epsilon(mechanism: Mechanism, delta: float, *, method: str = "auto",
     """
     if not isinstance(mechanism, Mechanism):
         raise ValueError(f"get_epsilon: expected a Mechanism, got {mechanism!r}.")
+    mechanism = _as_run(mechanism)
     delta = _check_delta(delta)
     _check_method(method)
     key = _orders_key(orders)
@@ -782,6 +795,7 @@ def get_delta(mechanism: Mechanism, epsilon: float, *, orders=DEFAULT_ORDERS) ->
     """
     if not isinstance(mechanism, Mechanism):
         raise ValueError(f"get_delta: expected a Mechanism, got {mechanism!r}.")
+    mechanism = _as_run(mechanism)
     try:
         epsilon = float(epsilon)
     except (TypeError, ValueError):
