@@ -136,6 +136,12 @@ class _PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Ba
                 "put preprocessing that learns nothing from the data (skdp.preprocessing."
                 "BoundedScaler) before the search, not inside it."
             )
+        if getattr(self.estimator, "secure_mode", False) is True:
+            raise ValueError(
+                f"{type(self).__name__}: secure_mode=True is not available for private "
+                "searches: the secret number of runs of the selection (a truncated negative "
+                "binomial) has no exact sampler yet. Fit the chosen estimator with "
+                "secure_mode=True after a search with secure_mode=False.")
         candidates = self._candidates()
         if not candidates:
             raise ValueError(f"{type(self).__name__}: the parameter grid is empty.")

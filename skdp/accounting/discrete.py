@@ -53,6 +53,7 @@ select selection have no secure form here: :func:`discretize` refuses them.
 
 from __future__ import annotations
 
+import functools
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -77,7 +78,7 @@ from .mechanisms import (
 )
 
 __all__ = ["DiscreteGaussian", "DiscreteLaplace", "discretize", "secure_accounting",
-           "is_secure_accounting"]
+           "is_secure_accounting", "calibration_cache"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +164,34 @@ def secure_accounting(enabled=True):
 def is_secure_accounting() -> bool:
     """True inside :func:`secure_accounting`."""
     return _SECURE.get()
+
+
+def calibration_cache(maxsize):
+    """``functools.lru_cache`` for a calibration, keyed also on the secure context.
+
+    A noise multiplier calibrated for the continuous mechanisms is too small
+    for the discrete ones (their charge takes no analytic or PLD shortcut):
+    a cached calibration must never cross from one accounting to the other.
+
+    Parameters
+    ----------
+    maxsize : int
+        As for :func:`functools.lru_cache`.
+
+    Returns
+    -------
+    callable
+        The decorator.
+    """
+    def decorate(function):
+        cached = functools.lru_cache(maxsize=maxsize)(
+            lambda secure, *args: function(*args))
+
+        @functools.wraps(function)
+        def wrapper(*args):
+            return cached(is_secure_accounting(), *args)
+        return wrapper
+    return decorate
 
 
 def discretize(mechanism: Mechanism) -> Mechanism:

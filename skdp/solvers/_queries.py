@@ -41,8 +41,10 @@ from ..accounting import (
     PrivacyFilter,
     Repeated,
     SparseVector,
+    discretize,
 )
 from ..accounting.release import (
+    SecureGenerator,
     release,
     release_operator,
     release_symmetric,
@@ -962,6 +964,10 @@ class PrivateShards:
         seeds = q._rng.integers(0, 2 ** 63, size=len(active))
         coefs = np.asarray(node_coef, dtype=np.float64)[active]
         C, rates = spec.clip_norm, self._rates[active]
+        # a secure fit's nodes draw secure noise wherever they run (their own
+        # streams are plain generators): the door sees the discrete mechanism
+        if isinstance(q._rng, SecureGenerator):
+            base = discretize(base)
         if self._remote is not None:  # the nodes run where their shards live
             G = self._remote.messages(active, coefs, seeds, rates, C, base)
         else:
