@@ -82,7 +82,7 @@ def test_chi_square_detects_a_wrong_scale():
 
 def test_uniform_below_is_uniform_for_every_word_size():
     for bound in (3, 255, 256, 1000, 70_000, 2**33 + 1):
-        draws = uniform_below(np.full(200_000, bound))
+        draws = uniform_below(bound, 200_000)
         assert draws.min() >= 0 and draws.max() < bound
         k = min(bound, 10)
         counts = np.bincount(draws * k // bound, minlength=k)
@@ -110,5 +110,5 @@ def test_parameters_are_checked():
         discrete_laplace(1.5, 3)
     with pytest.raises(ValueError, match="sigma2 must be > 0"):
         discrete_gaussian(0, 3)
-    with pytest.raises(ValueError, match="every bound"):
-        uniform_below(np.array([0]))
+    with pytest.raises(ValueError, match="the bound"):
+        uniform_below(0, 3)

@@ -48,58 +48,45 @@ def random_words(size, dtype=np.uint64):
     return np.frombuffer(os.urandom(dtype.itemsize * int(size)), dtype=dtype).copy()
 
 
-def uniform_below(m):
-    """Independent uniform integers in ``[0, m_i)`` for an int64 array ``m`` (all >= 1).
+def uniform_below(m, size):
+    """``size`` independent uniform integers in ``[0, m)`` (int64), ``1 <= m < 2**62``.
 
     Rejection from the low bits of CSPRNG words: the mask ``2^b - 1`` with
-    ``b = bit_length(m_i - 1)`` accepts with probability > 1/2.
+    ``b = bit_length(m - 1)`` keeps a word with probability > 1/2; the kept
+    words fill the output in order (they are i.i.d. uniform below ``m``).
     """
-    m = np.asarray(m, dtype=np.int64)
-    if m.size and (m.min() < 1 or m.max() >= _LIMIT):
-        raise ValueError("uniform_below: every bound must be in [1, 2**62).")
-    # the narrowest word that holds every bound - 1 (fewer CSPRNG bytes)
-    largest = int(m.max(initial=1)) - 1
+    m, size = int(m), int(size)
+    if not 1 <= m < _LIMIT:
+        raise ValueError("uniform_below: the bound must be in [1, 2**62).")
     word = next(w for w in (np.uint8, np.uint16, np.uint32, np.uint64)
-                if largest <= np.iinfo(w).max)
-    bound = m.astype(word).ravel() if largest < np.iinfo(word).max else m.astype(
-        np.uint64).ravel()
-    if bound.dtype != word:
-        word = np.uint64
-    mask = bound - word(1)
-    for shift in (1, 2, 4, 8, 16, 32):
-        if shift < 8 * np.dtype(word).itemsize:
-            mask |= mask >> word(shift)
-    out = np.empty(bound.shape, dtype=word)
-    pending = np.arange(bound.size)
-    while pending.size:
-        # _CANDIDATES words per pending value, the first accepted one is kept:
-        # fewer rounds, the same law (the candidates are i.i.d.)
-        u = random_words(pending.size * _CANDIDATES, word).reshape(pending.size, _CANDIDATES)
-        u &= mask[pending, None]
-        ok = u < bound[pending, None]
-        first = ok.argmax(axis=1)
-        found = ok[np.arange(pending.size), first]
-        out[pending[found]] = u[np.flatnonzero(found), first[found]]
-        pending = pending[~found]
-    return out.astype(np.int64).reshape(m.shape)
+                if m - 1 <= np.iinfo(w).max)
+    mask = word((1 << (m - 1).bit_length()) - 1)
+    out = np.empty(size, dtype=np.int64)
+    filled = 0
+    while filled < size:
+        need = size - filled
+        u = random_words(need + need // _CANDIDATES + 16, word) & mask
+        u = u[u < m][:need] if (m - 1) != int(mask) else u[:need]
+        out[filled:filled + u.size] = u
+        filled += u.size
+    return out
 
 
 def _bernoulli_exp_fraction(n, d):
-    """Bernoulli(exp(-n_i / d_i)) for int64 arrays with 0 <= n_i <= d_i (CKS20 Alg. 1, gamma <= 1).
+    """Bernoulli(exp(-n_i / d)) for an int64 array ``0 <= n_i <= d`` (CKS20 Alg. 1, gamma <= 1).
 
     K = 1; while Bernoulli(gamma / K): K += 1; return K odd. Bernoulli(n / (d K))
     is ``uniform_below(d K) < n``.
     """
     n = np.asarray(n, dtype=np.int64).ravel()
-    d = np.asarray(d, dtype=np.int64).ravel()
+    d = int(d)
     result = np.empty(n.size, dtype=bool)
     pending = np.arange(n.size)
     k = 1
     while pending.size:
-        dk = d[pending]
-        if dk.max() >= _LIMIT // (k + 1):
+        if d * k >= _LIMIT:
             raise ValueError("bernoulli_exp: the denominator is too large for the sampler.")
-        success = uniform_below(dk * k) < n[pending]
+        success = uniform_below(d * k, pending.size) < n[pending]
         result[pending[~success]] = (k % 2 == 1)
         pending = pending[success]
         k += 1
@@ -107,7 +94,7 @@ def _bernoulli_exp_fraction(n, d):
 
 
 def _bernoulli_exp_minus_one(size):
-    return _bernoulli_exp_fraction(np.ones(size, np.int64), np.ones(size, np.int64))
+    return _bernoulli_exp_fraction(np.ones(size, np.int64), 1)
 
 
 def _failures_before_success(size):
@@ -172,7 +159,10 @@ def bernoulli_exp(n, d):
         remaining[pending] -= _TRIALS
         pending = pending[remaining[pending] > 0]
     alive = np.flatnonzero(result)
-    result[alive] = _bernoulli_exp_fraction(rest[alive], d[alive])
+    # one vectorised run per distinct denominator (one in the samplers' use)
+    for denominator in np.unique(d[alive]):
+        group = alive[d[alive] == denominator]
+        result[group] = _bernoulli_exp_fraction(rest[group], int(denominator))
     return result.reshape(shape)
 
 
@@ -225,10 +215,10 @@ def discrete_laplace(t, size, s=1):
     shape = (size,) if np.ndim(size) == 0 else tuple(size)
 
     def accepted(m):
-        u = uniform_below(np.full(m, t, dtype=np.int64))
-        u = u[_bernoulli_exp_fraction(u, np.full(m, t, dtype=np.int64))]
+        u = uniform_below(t, m)
+        u = u[_bernoulli_exp_fraction(u, t)]
         x = (u + t * _failures_before_success(u.size)) // s
-        negative = (random_words(u.size) & np.uint64(1)).astype(bool)
+        negative = (random_words(u.size, np.uint8) & np.uint8(1)).astype(bool)
         keep = ~(negative & (x == 0))  # -0 is rejected: 0 is drawn once, not twice
         return np.where(negative, -x, x)[keep]
 
