@@ -223,7 +223,6 @@ def discrete_laplace(t, size, s=1):
         return np.where(negative, -x, x)[keep]
 
     return _fill(shape, accepted, 1.8)
-    return out.reshape(shape)
 
 
 def discrete_gaussian(sigma2, size):

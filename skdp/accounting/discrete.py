@@ -78,7 +78,7 @@ from .mechanisms import (
 )
 
 __all__ = ["DiscreteGaussian", "DiscreteLaplace", "discretize", "secure_accounting",
-           "is_secure_accounting", "calibration_cache"]
+           "is_secure_accounting", "calibration_cache", "as_run"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +164,24 @@ def secure_accounting(enabled=True):
 def is_secure_accounting() -> bool:
     """True inside :func:`secure_accounting`."""
     return _SECURE.get()
+
+
+def as_run(mechanism, owner):
+    """``mechanism`` checked, as it runs: its :func:`discretize` form in secure accounting.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+    owner : str
+        The caller's name, for the error message.
+
+    Returns
+    -------
+    Mechanism
+    """
+    if not isinstance(mechanism, Mechanism):
+        raise ValueError(f"{owner}: expected a Mechanism, got {mechanism!r}.")
+    return discretize(mechanism) if is_secure_accounting() else mechanism
 
 
 def calibration_cache(maxsize):
