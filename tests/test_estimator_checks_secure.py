@@ -1,13 +1,12 @@
 """scikit-learn's own estimator checks, in full, in secure mode (issue 42).
 
 The checks set ``random_state``, which secure mode ignores with a warning
-(silenced here). Three checks fit twice with one ``random_state`` and demand
-equal outputs (four, counting the regressor's int and not-an-array variants);
-secure noise comes from the OS CSPRNG and no seed can steer
-it (the issue's requirement, and the estimators' ``non_deterministic`` tag
-says so), so these three are expected failures in secure mode, and only
-there: ``tests/test_estimator_checks.py`` runs them in full on the float path.
-"""
+(silenced here). Five checks fit twice with one ``random_state`` and demand
+equal outputs (``_expected_failures``); secure noise comes from the OS
+CSPRNG and no seed can steer it (the issue's requirement, and the
+estimators' ``non_deterministic`` tag says so), so these are expected
+failures in secure mode, and only there: ``tests/test_estimator_checks.py``
+runs them in full on the float path."""
 
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
