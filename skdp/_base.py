@@ -50,7 +50,17 @@ from .exceptions import (
     warn_if_seed_replays,
     warn_labels_read_from_y,
 )
-from .accounting import BudgetAccountant, context_accountant, current_accountant, get_epsilon
+import warnings
+
+from .accounting import (
+    BudgetAccountant,
+    context_accountant,
+    current_accountant,
+    discretize,
+    get_epsilon,
+    secure_accounting,
+)
+from .accounting.release import SecureGenerator
 from .penalties import PENALTIES, make_penalty
 from .solvers import (
     PrivateQueries,
@@ -131,9 +141,34 @@ class AccountedMixin:
 
         ``seed_index`` is the accountant's count of earlier spends with this
         seed (None for ``random_state=None``): fits charged to one
-        accountant never share noise.
+        accountant never share noise. With ``secure_mode=True`` a fresh
+        :class:`~skdp.accounting.release.SecureGenerator`, whatever the seed.
         """
+        if self._secure():
+            return SecureGenerator()
         return noise_generator(self.random_state, seed_index)
+
+    def _secure(self):
+        """True when this object's fits run in secure mode (``secure_mode is True``)."""
+        return getattr(self, "secure_mode", False) is True
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # secure noise cannot be seeded: a fixed random_state does not fix the fit
+        tags.non_deterministic = tags.non_deterministic or self._secure()
+        return tags
+
+    def _secure_seed_key(self, name, stacklevel):
+        """The seed key of a fit: None in secure mode, whose noise no seed steers."""
+        if not self._secure():
+            return seed_key(self.random_state)
+        if self.random_state is not None:
+            warnings.warn(
+                f"{name}: random_state is ignored with secure_mode=True: secure noise is "
+                "drawn from the operating system's CSPRNG and cannot be seeded (nor can the "
+                "fit's other randomness). Pass random_state=None to silence this warning.",
+                UserWarning, stacklevel=stacklevel + 1)
+        return None
 
 
 
@@ -172,6 +207,7 @@ class PrivateEstimatorMixin(AccountedMixin):
         "accountant": [None, InstanceOf(BudgetAccountant, name="a skdp.BudgetAccountant")],
         "random_state": RANDOM_STATE,
         "verbose": [Interval(Integral, 0, None, closed="left")],
+        "secure_mode": [Boolean],
     }
     _specific_constraints = {}
     _constraint_hints = {
@@ -271,10 +307,15 @@ class PrivateEstimatorMixin(AccountedMixin):
         return self
 
     def _charged_fit(self, X, y):
+        # secure mode: every tree is accounted as the discrete mechanisms it runs
+        with secure_accounting(self._secure()):
+            self._secure_or_float_fit(X, y)
+
+    def _secure_or_float_fit(self, X, y):
         self._validate_params()
         name = self._resolve_solver()  # an unknown or unavailable solver is reported first
         accountant = self._accountant_in_force()
-        key = seed_key(self.random_state)
+        key = self._secure_seed_key(type(self).__name__, stacklevel=6)
         n, n_features = n_rows(X), n_columns(X)
         if n is None or n_features is None or n < 1 or n_features < 1:
             # no usable metadata: data validation says what is wrong (costs nothing)
@@ -286,13 +327,18 @@ class PrivateEstimatorMixin(AccountedMixin):
         if is_dask_collection(X):
             self._check_dask_solver(solver)
         warn_if_delta_voids_guarantee(self.delta, n, type(self).__name__, stacklevel=5)
-        warn_if_seed_replays(self.random_state, accountant, type(self).__name__, stacklevel=5)
+        if key is not None:
+            warn_if_seed_replays(self.random_state, accountant, type(self).__name__,
+                                 stacklevel=6)
         if is_classifier(self) and getattr(self, "classes", None) is None:
             warn_labels_read_from_y(type(self).__name__, stacklevel=5)
         spec = self._problem_spec(solver, n, n_features, self._public_labels(y))
         plan = solver.plan(spec)  # once: this plan is what is checked and charged
         solver.check_backend(spec, "dask" if is_dask_collection(X) else "memory")
-        accountant.check(self.epsilon, self.delta, mechanism=plan.mechanism)
+        # secure mode charges what runs: the discrete form of the plan's tree
+        # (a part with no secure form is refused here, before any charge)
+        charged = discretize(plan.mechanism) if self._secure() else plan.mechanism
+        accountant.check(self.epsilon, self.delta, mechanism=charged)
         loss = self._bind_loss(X, y, spec)
         if loss.n_samples != spec.n_samples or tuple(loss.coef_shape) != spec.coef_shape:
             raise ValueError(  # pragma: no cover - metadata and validated data disagree
@@ -300,7 +346,7 @@ class PrivateEstimatorMixin(AccountedMixin):
                 "scipy sparse matrix or a pandas DataFrame."
             )
         record = accountant.charge(
-            self.epsilon, self.delta, mechanism=plan.mechanism,
+            self.epsilon, self.delta, mechanism=charged,
             label=f"{type(self).__name__}(solver={name!r})", seed_key=key,
         )
         rng = self._noise_rng(record.seed_index)
@@ -338,7 +384,12 @@ class PrivateEstimatorMixin(AccountedMixin):
         would be charged (public quantities only; the parameters are validated)."""
         self._validate_params()
         solver = get_solver(self._resolve_solver(n_samples, n_features))
-        return solver.plan(self._problem_spec(solver, n_samples, n_features, labels)).mechanism
+        if not self._secure():
+            return solver.plan(self._problem_spec(solver, n_samples, n_features,
+                                                  labels)).mechanism
+        with secure_accounting():
+            return discretize(solver.plan(self._problem_spec(solver, n_samples, n_features,
+                                                             labels)).mechanism)
 
     def _problem_spec(self, solver, n_samples, n_features, labels):
         """The public :class:`~skdp.solvers.ProblemSpec` of this fit (no data value)."""

@@ -142,6 +142,13 @@ class PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Bas
                 "before the search reads data."
             )
         check_search_pipeline(type(self).__name__, estimator)
+        if any(step.get_params(deep=False).get("secure_mode", False) is True
+               for _, step in charged_steps(estimator)):
+            raise ValueError(
+                f"{type(self).__name__}: secure_mode=True is not available for private "
+                "searches: the secret number of runs of the selection (a truncated negative "
+                "binomial) has no exact sampler yet. Fit the chosen estimator with "
+                "secure_mode=True after a search with secure_mode=False.")
         accountants = {id(step.accountant): step.accountant
                        for _, step in charged_steps(estimator) if step.accountant is not None}
         if len(accountants) > 1:

@@ -155,6 +155,20 @@ class DPLogisticRegression(PrivateLinearClassifier):
         noise predictable: seeds are for experiments.
     verbose : int, default=0
         Progress messages; they only show released quantities.
+    secure_mode : bool, default=False
+        Resist floating-point attacks on the noise (Mironov 2012; Haney et
+        al. 2022; Jin et al. 2022). With True every release rounds its exact
+        value to a public grid of granularity :math:`2^k` and adds discrete
+        Gaussian (``delta > 0``) or discrete Laplace (``delta = 0``) noise
+        sampled exactly, in integer arithmetic, from the operating system's
+        CSPRNG; the accountant charges these discrete mechanisms, rounding
+        included, so the same budget buys slightly more noise (see
+        :mod:`skdp.accounting.discrete`). ``random_state`` cannot seed secure
+        noise: it is ignored, with a warning. Parts with no exact form are
+        refused with a ValueError before any charge: the Gaussian sparse
+        vector (``solver='line_search'`` / ``'second_order'`` searches with
+        ``delta > 0``); the Hessian operator never formed (``second_order``
+        on many features) fails when it is reached.
 
     Attributes
     ----------
@@ -235,6 +249,7 @@ class DPLogisticRegression(PrivateLinearClassifier):
         accountant=None,
         random_state=None,
         verbose=0,
+        secure_mode=False,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -252,6 +267,7 @@ class DPLogisticRegression(PrivateLinearClassifier):
         self.accountant = accountant
         self.random_state = random_state
         self.verbose = verbose
+        self.secure_mode = secure_mode
 
     _specific_constraints = PENALTY_CONSTRAINTS
 

@@ -33,11 +33,18 @@ from .exceptions import warn_if_delta_voids_guarantee, warn_if_seed_replays
 from ._base import AccountedMixin, n_columns, n_rows
 from ._bounded_map import clip_and_map, clip_columns, linear_map
 from ._private_bounds import DPBoundsScaler
-from ._seeding import seed_key
-from .accounting import BudgetAccountant, Repeated, calibrate, noise_mechanism
+from .accounting import (
+    BudgetAccountant,
+    Repeated,
+    calibrate,
+    discretize,
+    noise_mechanism,
+    secure_accounting,
+)
 from .accounting.release import release  # the release door
 from .losses import column_totals
 from .validation import (
+    Boolean,
     POSITIVE,
     RANDOM_STATE,
     InstanceOf,
@@ -259,6 +266,12 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
         :class:`~skdp.DPLogisticRegression`).
     random_state : int, RandomState, Generator or None, default=None
         Seed of the noise.
+    secure_mode : bool, default=False
+        Round the two sums to a public grid and add discrete Gaussian
+        (``delta > 0``) or discrete Laplace (``delta = 0``) noise sampled
+        exactly from the OS CSPRNG, charged as those discrete mechanisms (see
+        :class:`~skdp.DPLogisticRegression`). ``random_state`` is then
+        ignored, with a warning.
 
     Attributes
     ----------
@@ -305,14 +318,17 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
         "delta": [Interval(Real, 0, 1, closed="left")],
         "accountant": [None, InstanceOf(BudgetAccountant, name="a skdp.BudgetAccountant")],
         "random_state": RANDOM_STATE,
+        "secure_mode": [Boolean],
     }
 
-    def __init__(self, bounds, epsilon=1.0, delta=1e-5, accountant=None, random_state=None):
+    def __init__(self, bounds, epsilon=1.0, delta=1e-5, accountant=None, random_state=None,
+                 secure_mode=False):
         self.bounds = bounds
         self.epsilon = epsilon
         self.delta = delta
         self.accountant = accountant
         self.random_state = random_state
+        self.secure_mode = secure_mode
 
     def _mechanism(self, z):
         return Repeated(noise_mechanism(float(self.delta))(z), 2)
@@ -360,17 +376,22 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
                                       "DPStandardScaler")
         warn_if_delta_voids_guarantee(self.delta, n, "DPStandardScaler", stacklevel=4)
         delta = float(self.delta)
-        z = calibrate(self._mechanism, float(self.epsilon), delta)
-        mechanism = self._mechanism(z)
+        secure = self._secure()
+        with secure_accounting(secure):  # secure mode: calibrated for the discrete noise
+            z = calibrate(self._mechanism, float(self.epsilon), delta)
+        mechanism = discretize(self._mechanism(z)) if secure else self._mechanism(z)
         accountant = self._accountant_in_force()
-        warn_if_seed_replays(self.random_state, accountant, "DPStandardScaler", stacklevel=4)
+        key = self._secure_seed_key("DPStandardScaler", stacklevel=4)
+        if key is not None:
+            warn_if_seed_replays(self.random_state, accountant, "DPStandardScaler",
+                                 stacklevel=4)
         accountant.check(self.epsilon, self.delta, mechanism=mechanism)
         X = validate_data(self, X, dtype=[np.float64, np.float32])
         if X.shape[1] != lower.size:
             raise ValueError(f"DPStandardScaler: X has {X.shape[1]} features, the bounds "
                              f"describe {lower.size}.")
         record = accountant.charge(self.epsilon, self.delta, mechanism=mechanism,
-                                   label="DPStandardScaler", seed_key=seed_key(self.random_state))
+                                   label="DPStandardScaler", seed_key=key)
         rng = self._noise_rng(record.seed_index)
         mid, half = (lower + upper) / 2.0, (upper - lower) / 2.0
         centred = clip_columns(X, lower, upper).astype(np.float64) - mid

@@ -564,6 +564,7 @@ def cached_calibration():
     thousands of times; caching changes no output, only the run time.
     """
     from skdp import accounting
+    from skdp.accounting.discrete import is_secure_accounting
 
     original = accounting.calibrate
     cache = {}
@@ -571,7 +572,9 @@ def cached_calibration():
     @functools.wraps(original)
     def cached(make, epsilon, delta, *args, **kwargs):
         try:
-            key = (_probe_key(make), epsilon, delta, args, tuple(sorted(kwargs.items())))
+            # secure mode calibrates for the discrete mechanisms: its own entries
+            key = (_probe_key(make), epsilon, delta, args, tuple(sorted(kwargs.items())),
+                   is_secure_accounting())
             hash(key)
         except Exception:  # pragma: no cover - unusual factory: no caching
             return original(make, epsilon, delta, *args, **kwargs)

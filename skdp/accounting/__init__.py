@@ -26,6 +26,7 @@ from .accountant import (
     get_default_accountant,
 )
 from .calibrate import calibrate
+from .discrete import DiscreteGaussian, DiscreteLaplace, discretize, secure_accounting
 from .filter import PrivacyFilter, best_order
 from .mechanisms import *  # noqa: F401,F403  (the mechanism classes, see mechanisms.__all__)
 from .release import *  # noqa: F401,F403  (the release door, see release.__all__)
@@ -34,6 +35,10 @@ from .rdp import DEFAULT_ORDERS, get_delta, get_epsilon, get_rdp, rdp_to_epsilon
 
 __all__ = [
     *mechanisms.__all__,
+    "DiscreteGaussian",
+    "DiscreteLaplace",
+    "discretize",
+    "secure_accounting",
     "get_epsilon",
     "get_delta",
     "get_rdp",

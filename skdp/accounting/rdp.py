@@ -32,6 +32,7 @@ from scipy import optimize, special
 
 from . import pld as _pld
 from ._checks import check_delta
+from .discrete import DiscreteGaussian, DiscreteLaplace, as_run
 from .mechanisms import (
     Composed,
     FilteredRDP,
@@ -380,7 +381,9 @@ def _compute_cost(m: Mechanism, orders: tuple) -> _Cost:
     if isinstance(m, Laplace):
         eps = 1.0 / m.noise_multiplier
         return _Cost(_rdp_laplace(eps, a), 0.0, eps, False)
-    if isinstance(m, PureDP):
+    if isinstance(m, DiscreteGaussian):  # zCDP only (CKS20 Thm 14): no analytic/PLD route
+        return _Cost(_rdp_gaussian(m.noise_multiplier, a), 0.0, 0.0, True)
+    if isinstance(m, (PureDP, DiscreteLaplace)):
         return _pure_cost(m.epsilon, orders)
     if isinstance(m, ZCDP):
         if m.rho == 0:
@@ -420,8 +423,9 @@ def _compute_cost(m: Mechanism, orders: tuple) -> _Cost:
         return _repeat_and_select_cost(m, orders)
     raise NotImplementedError(
         f"The accountant does not support the mechanism {type(m).__name__} ({m!r}); "
-        "supported: Gaussian, Laplace, PureDP, ZCDP, SparseVector, GaussianSparseVector, "
-        "FilteredRDP, PoissonSampled, Activated, Composed, Repeated, AnyOf, RepeatAndSelect."
+        "supported: Gaussian, Laplace, DiscreteGaussian, DiscreteLaplace, PureDP, ZCDP, "
+        "SparseVector, GaussianSparseVector, FilteredRDP, PoissonSampled, Activated, "
+        "Composed, Repeated, AnyOf, RepeatAndSelect."
     )
 
 
@@ -644,8 +648,7 @@ def get_rdp(mechanism: Mechanism, orders=DEFAULT_ORDERS) -> np.ndarray:
        Privacy", ICML 2019.
     .. [4] M. Bun and T. Steinke, "Concentrated Differential Privacy", TCC 2016.
     """
-    if not isinstance(mechanism, Mechanism):
-        raise ValueError(f"get_rdp: expected a Mechanism, got {mechanism!r}.")
+    mechanism = as_run(mechanism, "get_rdp")  # validated; discretized in secure mode
     return np.array(_cost(mechanism, _orders_key(orders)).rdp)
 
 
@@ -705,8 +708,7 @@ def get_epsilon(mechanism: Mechanism, delta: float, *, method: str = "auto",
     >>> round(get_epsilon(Repeated(Gaussian(20.0), 200), 1e-5), 3)
     2.943
     """
-    if not isinstance(mechanism, Mechanism):
-        raise ValueError(f"get_epsilon: expected a Mechanism, got {mechanism!r}.")
+    mechanism = as_run(mechanism, "get_epsilon")  # validated; discretized in secure mode
     delta = _check_delta(delta)
     _check_method(method)
     key = _orders_key(orders)
@@ -780,8 +782,7 @@ def get_delta(mechanism: Mechanism, epsilon: float, *, orders=DEFAULT_ORDERS) ->
         (1-1/\alpha)^{\alpha-1}/\alpha`, the analytic Gaussian (for trees of
         unsampled Gaussians) and basic pure composition.
     """
-    if not isinstance(mechanism, Mechanism):
-        raise ValueError(f"get_delta: expected a Mechanism, got {mechanism!r}.")
+    mechanism = as_run(mechanism, "get_delta")  # validated; discretized in secure mode
     try:
         epsilon = float(epsilon)
     except (TypeError, ValueError):

@@ -6,9 +6,8 @@ scaler's noisy sums, a private search's noisy score) is produced by
 :func:`release`, or, for noise added to a linear operator that is never
 formed, by :func:`release_operator`. Nothing else in the package samples a
 noise distribution (``tests/test_release_door.py`` scans the source for it),
-so the floating-point side of the guarantee rests on this module alone, and
-a later secure mode (exact values rounded to a public grid, discrete noise
-from the OS CSPRNG) is a change here only.
+so the floating-point side of the guarantee rests on this module alone,
+and secure mode is a change here only (see *Secure mode* below).
 
 The argument for one release
 ----------------------------
@@ -47,6 +46,29 @@ names the charged mechanism). Post-processing of a release (dividing by a
 public count, clipping to public bounds, an eigen-decomposition) costs
 nothing more.
 
+Secure mode
+-----------
+A release is secure when its noise stream is a :class:`SecureGenerator`
+(what a fit with ``secure_mode=True`` draws from), its mechanism is a
+:class:`~skdp.accounting.DiscreteGaussian` / :class:`~skdp.accounting.DiscreteLaplace`,
+or it is made inside :func:`~skdp.accounting.secure_accounting` (a secure fit).
+The door then runs the discrete mechanism (a ``Gaussian(z)`` of the plan runs
+as ``DiscreteGaussian(z)``, a ``Laplace(b)`` as ``DiscreteLaplace(b)``: the
+tree :func:`~skdp.accounting.discretize` gives, which is what the fit
+charged): the exact float64 value is rounded to the nearest multiple of a
+public granularity :math:`\gamma = 2^k` (:func:`secure_grid`, from the
+sensitivity, the size and the multiplier only), and integer noise from the
+exact samplers of :mod:`skdp.accounting._exact_noise` (OS CSPRNG, integer
+arithmetic) is added in grid units, at scale ``ceil(z (Delta / gamma + c))``
+with ``c = ceil(sqrt(d))`` (L2) or ``d`` (L1): the rounded query's
+sensitivity, rounding included (:mod:`skdp.accounting.discrete`). The
+released value is that integer times :math:`\gamma`, an exact multiple of
+the grid, recorded with it (``Release.grid``). No floating-point number
+enters the noise; the rounding of the exact value is a 1-Lipschitz map of
+it (values beyond :math:`2^{62}` grid units are clipped, which is too). The
+operator door (:func:`release_operator`) and the secret run count
+(:func:`secret_run_count`) have no secure form and refuse a secure stream.
+
 Recording
 ---------
 Inside :func:`recording` every release appends a :class:`Release` (what,
@@ -63,13 +85,17 @@ subsampled mechanisms (:func:`poisson_positions`), so that every private draw
 of a distribution has one home.
 """
 
+import math
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, Optional
 
 import numpy as np
 
+from . import _exact_noise
+from .discrete import DiscreteGaussian, DiscreteLaplace, discretize, is_secure_accounting
 from .mechanisms import Gaussian, GaussianSparseVector, Laplace, Mechanism, SparseVector
 
 __all__ = [
@@ -81,12 +107,14 @@ __all__ = [
     "sparse_vector_components",
     "secret_run_count",
     "poisson_positions",
+    "SecureGenerator",
+    "secure_grid",
 ]
 
 
 @dataclass(frozen=True)
 class Release:
-    """The record of one release through the door.
+    r"""The record of one release through the door.
 
     Parameters
     ----------
@@ -104,6 +132,9 @@ class Release:
     part_of : Mechanism or None
         The charged mechanism this noise is a component of (the sparse
         vector's threshold and queries), else None.
+    grid : float or None
+        Secure mode: the granularity :math:`\gamma = 2^k` the value is an
+        exact multiple of; None for a floating-point release.
     """
 
     what: str
@@ -112,6 +143,106 @@ class Release:
     shape: tuple
     value: Any
     part_of: Optional[Mechanism] = None
+    grid: Optional[float] = None
+
+
+class SecureGenerator(np.random.Generator):
+    """The noise stream of a secure fit: its releases are secure (see the module doc).
+
+    The door draws a secure release's noise from the OS CSPRNG, not from
+    this generator. As a :class:`numpy.random.Generator` (PCG64 seeded from
+    fresh OS entropy; it cannot be seeded) it serves a fit's public
+    randomness (a random start, a shuffle of public indices) and secret
+    randomness that is not noise on a value (Poisson sampling of a batch).
+    A pickled copy (a worker process) is a fresh secure generator.
+    """
+
+    def __init__(self):
+        super().__init__(np.random.PCG64())
+
+    def __reduce__(self):
+        return (SecureGenerator, ())
+
+
+# secure mode's grid: the rounding adds at most 2**-_GRID_BITS of the
+# sensitivity, unless the noise scale in grid units would exceed _MAX_UNITS
+_GRID_BITS = 10
+_MAX_UNITS = 1 << 24
+_MIN_EXPONENT, _MAX_EXPONENT = -960, 900
+# grid units beyond this are clipped before the noise (a 1-Lipschitz map)
+_MAX_GRID_VALUE = float(1 << 61)
+
+
+def _ceil_sqrt(d):
+    root = math.isqrt(d)
+    return root if root * root == d else root + 1
+
+
+def secure_grid(mechanism, sensitivity, size):
+    r"""The public grid and integer noise scale of a secure release.
+
+    Parameters
+    ----------
+    mechanism : DiscreteGaussian or DiscreteLaplace
+        The discrete mechanism, multiplier ``z``.
+    sensitivity : float
+        :math:`\Delta > 0` of the exact query in the mechanism's norm.
+    size : int
+        Number of coordinates ``d``.
+
+    Returns
+    -------
+    exponent : int
+        ``k``: the grid is :math:`\gamma = 2^k`, the largest power of two with
+        :math:`\gamma c \le 2^{-10}\Delta` (``c = ceil(sqrt(d))`` for L2,
+        ``d`` for L1), raised until the scale below is at most :math:`2^{24}`.
+    scale : int
+        The noise scale in grid units, ``ceil(z (Delta / gamma + c))``
+        computed in exact rational arithmetic: ``sigma`` of the discrete
+        Gaussian, ``t`` of the discrete Laplace. It is at least ``z`` times
+        the rounded query's sensitivity :math:`\Delta/\gamma + c` (grid units).
+    """
+    c = max(_ceil_sqrt(int(size)) if mechanism.sensitivity_norm == 2 else int(size), 1)
+    delta = Fraction(float(sensitivity))
+    z = Fraction(mechanism.noise_multiplier)
+    _, e = math.frexp(float(sensitivity) / (c << _GRID_BITS))
+    exponent = min(max(e - 1, _MIN_EXPONENT), _MAX_EXPONENT)
+    while True:
+        scale = math.ceil(z * (delta / Fraction(2) ** exponent + c))
+        if scale <= _MAX_UNITS:
+            return exponent, max(scale, 1)
+        if exponent >= _MAX_EXPONENT:  # pragma: no cover - a sensitivity beyond 1e270
+            raise ValueError("secure release: the noise scale is too large for the grid.")
+        exponent += 1
+
+
+def _is_secure(mechanism, rng):
+    # a secure stream, a discrete mechanism, or a release inside a secure fit
+    # (its accounting context) on a stream of its own (a node's)
+    return (isinstance(rng, SecureGenerator)
+            or isinstance(mechanism, (DiscreteGaussian, DiscreteLaplace))
+            or is_secure_accounting())
+
+
+def _secure_noisy(exact, mechanism, sensitivity):
+    """``(discrete mechanism, grid, released value)`` of a secure release of ``exact``."""
+    discrete = discretize(mechanism)
+    if sensitivity == 0:
+        # a value no record can move: released as it is, no noise (every
+        # finite float is a multiple of the smallest subnormal, 2**-1074)
+        return discrete, math.ldexp(1.0, -1074), np.nan_to_num(exact, nan=0.0)
+    exponent, scale = secure_grid(discrete, sensitivity, exact.size)
+    gamma = math.ldexp(1.0, exponent)
+    with np.errstate(over="ignore", invalid="ignore"):
+        units = np.nan_to_num(exact / gamma, nan=0.0)
+    units = np.rint(np.clip(units, -_MAX_GRID_VALUE, _MAX_GRID_VALUE)).astype(np.int64)
+    if isinstance(discrete, DiscreteGaussian):
+        units += _exact_noise.discrete_gaussian(scale * scale, exact.shape)
+    else:
+        units += _exact_noise.discrete_laplace(scale, exact.shape)
+    # an integer times a power of two: an exact multiple of the grid (an
+    # integer beyond 2**53 becomes a nearby float integer: post-processing)
+    return discrete, gamma, units.astype(np.float64) * gamma
 
 
 _RECORDS: ContextVar[Optional[list]] = ContextVar("skdp_release_records", default=None)
@@ -147,9 +278,10 @@ def recording():
 
 
 def _noise_scale(mechanism, sensitivity):
-    if not isinstance(mechanism, (Gaussian, Laplace)):
+    if not isinstance(mechanism, (Gaussian, Laplace, DiscreteGaussian, DiscreteLaplace)):
         raise TypeError(
-            f"release: the mechanism must be Gaussian or Laplace noise, got {mechanism!r}; "
+            "release: the mechanism must be Gaussian or Laplace noise (or their discrete "
+            f"forms), got {mechanism!r}; "
             "a composite mechanism is released one noise component at a time.")
     sensitivity = float(sensitivity)
     if not (sensitivity >= 0 and np.isfinite(sensitivity)):
@@ -165,13 +297,13 @@ def _draw_noise(mechanism, scale, rng, shape):
     return rng.laplace(0.0, scale, size=shape)
 
 
-def _record(what, mechanism, sensitivity, shape, value, part_of):
+def _record(what, mechanism, sensitivity, shape, value, part_of, grid=None):
     records = _RECORDS.get()
     if records is not None:
         value = None if value is None else (
             float(value) if np.ndim(value) == 0 else np.array(value, copy=True))
         records.append(Release(str(what), mechanism, float(sensitivity), tuple(shape),
-                               value, part_of))
+                               value, part_of, grid))
 
 
 def release(exact, mechanism, sensitivity, rng, *, what, part_of=None):
@@ -182,13 +314,14 @@ def release(exact, mechanism, sensitivity, rng, *, what, part_of=None):
     exact : array-like or float
         The exact value of the query (private); cast to float64. It is not
         modified.
-    mechanism : Gaussian or Laplace
+    mechanism : Gaussian, Laplace, DiscreteGaussian or DiscreteLaplace
         The noise the plan charged for this query.
     sensitivity : float
         The query's sensitivity in ``mechanism.sensitivity_norm`` (L2 for
-        Gaussian, L1 for Laplace), >= 0, public.
+        the Gaussians, L1 for the Laplaces), >= 0, public.
     rng : numpy.random.Generator
-        The fit's (or node's) secret noise stream.
+        The fit's (or node's) secret noise stream; a :class:`SecureGenerator`
+        makes the release secure (see the module doc).
     what : str
         What is released, for the record (public text).
     part_of : Mechanism or None, default=None
@@ -199,7 +332,8 @@ def release(exact, mechanism, sensitivity, rng, *, what, part_of=None):
     -------
     value : ndarray or float
         ``exact + noise`` in float64, a new array of the shape of ``exact``
-        (a float for a scalar).
+        (a float for a scalar); in secure mode the rounded value plus the
+        discrete noise, an exact multiple of the grid.
 
     Examples
     --------
@@ -211,6 +345,10 @@ def release(exact, mechanism, sensitivity, rng, *, what, part_of=None):
     """
     scale = _noise_scale(mechanism, sensitivity)
     exact = np.asarray(exact, dtype=np.float64)
+    if _is_secure(mechanism, rng):
+        discrete, grid, value = _secure_noisy(exact, mechanism, float(sensitivity))
+        _record(what, discrete, sensitivity, exact.shape, value, part_of, grid)
+        return float(value) if value.ndim == 0 else value
     # the fresh noise buffer becomes the released value: the float64 cast is
     # the only copy of the exact value
     value = np.asarray(_draw_noise(mechanism, scale, rng, exact.shape), dtype=np.float64)
@@ -298,6 +436,11 @@ def release_operator(matvec, size, mechanism, sensitivity, rng, *, what):
         ``v -> matvec(v) + E @ v``, the noisy operator's products.
     """
     scale = _noise_scale(mechanism, sensitivity)
+    if _is_secure(mechanism, rng):
+        raise ValueError(
+            "secure_mode=True cannot release an operator that is never formed (it cannot "
+            "be rounded to the grid): use a problem small enough for the dense Hessian, "
+            "or secure_mode=False.")
     size = int(size)
     # the draws in release_symmetric's order (diagonal, then the strict upper
     # triangle by rows): the same generator state gives the same E
@@ -357,6 +500,10 @@ def secret_run_count(selection, rng):
         The number of runs, >= 1 (a logarithmic draw for :math:`\eta = 0`,
         else a negative binomial draw conditioned on being >= 1).
     """
+    if isinstance(rng, SecureGenerator):
+        raise ValueError(
+            "secure_mode=True has no exact sampler for the secret number of runs of a "
+            "repeat-and-select search; use secure_mode=False.")
     if selection.shape == 0:
         return int(rng.logseries(1.0 - selection.gamma))
     while True:

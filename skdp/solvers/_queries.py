@@ -42,8 +42,10 @@ from ..accounting import (
     Repeated,
     SparseVector,
     compose_runs,
+    discretize,
 )
 from ..accounting.release import (
+    SecureGenerator,
     poisson_positions,
     release,
     release_operator,
@@ -930,6 +932,10 @@ class PrivateShards:
         seeds = q._rng.integers(0, 2 ** 63, size=len(active))
         coefs = np.asarray(node_coef, dtype=np.float64)[active]
         C, rates = spec.clip_norm, self._rates[active]
+        # a secure fit's nodes draw secure noise wherever they run (their own
+        # streams are plain generators): the door sees the discrete mechanism
+        if isinstance(q._rng, SecureGenerator):
+            base = discretize(base)
         if self._remote is not None:  # the nodes run where their shards live
             G = self._remote.messages(active, coefs, seeds, rates, C, base)
         else:

@@ -58,7 +58,6 @@ References
    (Metropolis weights).
 """
 
-import functools
 import math
 import warnings
 from numbers import Integral, Real
@@ -66,6 +65,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from ..accounting import Repeated, calibrate, get_epsilon, noise_mechanism
+from ..accounting.discrete import calibration_cache
 from ..validation import (
     POSITIVE,
     POSITIVE_INT,
@@ -280,7 +280,7 @@ def _rounds(key, n_steps, z):
     return Repeated(round_cost(noise_mechanism(delta)(z), rate, probability), n_steps)
 
 
-@functools.lru_cache(maxsize=128)
+@calibration_cache(maxsize=128)
 def _calibrated(key, n_steps, epsilon, delta):
     return calibrate(lambda z: _rounds(key, n_steps, z), epsilon, delta)
 

@@ -30,12 +30,12 @@ References
    Efficient Algorithms and Tight Error Bounds", FOCS 2014.
 """
 
-import functools
 
 import numpy as np
 
 from ..validation import POSITIVE, UNIT_INTERVAL_RIGHT_OPEN, StrOptions
 from ..accounting import Repeated, calibrate, noise_mechanism
+from ..accounting.discrete import calibration_cache
 from ._base import Plan, Solver, SolverResult
 from ._first_order import noisy_first_order
 from ._registry import register_solver
@@ -143,7 +143,7 @@ def _clamp_steps(steps):
     return int(min(max(round(steps), MIN_BUDGET_ITER), MAX_BUDGET_ITER))
 
 
-@functools.lru_cache(maxsize=256)
+@calibration_cache(maxsize=256)
 def calibrated_noise_multiplier(n_steps, rate, epsilon, delta):
     """Noise multiplier of ``n_steps`` (sampled) steps meeting (epsilon, delta).
 

@@ -59,13 +59,13 @@ References
    optimization", ICML 2023 (private SPIDER).
 """
 
-import functools
 import math
 from numbers import Real
 
 import numpy as np
 
 from ..accounting import Composed, Repeated, calibrate, noise_mechanism
+from ..accounting.discrete import calibration_cache
 from ..validation import POSITIVE, POSITIVE_INT, Boolean, Interval, StrOptions
 from ._base import Plan, Solver, SolverResult
 from .gd import GradientDescent, default_learning_rate, work_capped_steps
@@ -84,7 +84,7 @@ NOISE_FLOOR_MULTIPLE = 1.0
 MAX_REFRESH_EVERY = 10
 
 
-@functools.lru_cache(maxsize=256)
+@calibration_cache(maxsize=256)
 def calibrated_noise_multiplier(n_refresh, refresh_rate, n_increment, increment_rate,
                                 ratio, epsilon, delta):
     """Refresh multiplier ``z`` (increments ``ratio * z``) meeting the target (public, cached)."""

@@ -44,12 +44,12 @@ References
    (the Gaussian mechanism on a second-moment matrix).
 """
 
-import functools
 import math
 
 import numpy as np
 
 from ..accounting import Composed, Repeated, calibrate, noise_mechanism
+from ..accounting.discrete import calibration_cache
 from ..validation import POSITIVE, UNIT_INTERVAL_RIGHT_OPEN, StrOptions
 from ._base import Plan, Solver, SolverResult
 from ._registry import register_solver
@@ -87,7 +87,7 @@ DIAGONAL_STEPS = 60
 DIAGONAL_DAMPING = 16.0
 
 
-@functools.lru_cache(maxsize=256)
+@calibration_cache(maxsize=256)
 def _calibrated(n_steps, share, epsilon, delta):
     """The common multiplier of ``Composed([Gaussian(share z), Repeated(Gaussian(z), T)])``."""
     make = noise_mechanism(delta, 1.0)

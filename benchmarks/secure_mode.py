@@ -1,0 +1,111 @@
+"""Secure mode against the float path: test accuracy and fit CPU time (issue 42).
+
+Run by hand (not a test: timings are noisy on shared machines)::
+
+    python benchmarks/secure_mode.py            # Adult and Reuters, eps 0.1 and 1, 5 seeds
+    python benchmarks/secure_mode.py --seeds 2 --datasets adult
+
+For each data set (rows scaled to unit L2 norm once, before any clock) and
+epsilon, ``DPLogisticRegression`` at its defaults (``solver='auto'``,
+``classes=`` the public label set) is fitted with ``secure_mode=False``
+(``random_state=seed``) and ``secure_mode=True`` (no seed: secure noise
+cannot be seeded), the two alternating seed by seed so that a slow spell of
+a shared machine hits both. Fit time is CPU time of the process
+(``time.process_time``); accuracy is on the test split. The table gives the
+mean and standard deviation over the seeds, the ratio of median CPU times,
+and the sampler's share: the CPU time of the discrete noise alone for the
+same number of coordinates and releases (measured at the door's scale).
+
+Writes ``benchmarks/results/secure_mode.md``.
+"""
+
+import argparse
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.datasets import load_svmlight_file
+from sklearn.preprocessing import normalize
+
+from skdp import BudgetAccountant, DPLogisticRegression
+from skdp.accounting import recording
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+RESULTS = Path(__file__).resolve().parent / "results" / "secure_mode.md"
+N_FEATURES = {"adult": 123, "reuters": 8315}
+
+
+def load(name):
+    d = N_FEATURES[name]
+    X, y = load_svmlight_file(str(DATA / f"{name}.trn.bz2"), n_features=d)
+    Xt, yt = load_svmlight_file(str(DATA / f"{name}.tst.bz2"), n_features=d)
+    return normalize(X), y, normalize(Xt), yt
+
+
+def fit(X, y, classes, epsilon, secure, seed):
+    est = DPLogisticRegression(epsilon=epsilon, classes=classes, secure_mode=secure,
+                               random_state=None if secure else seed,
+                               accountant=BudgetAccountant())
+    with recording() as records:
+        start = time.process_time()
+        est.fit(X, y)
+        elapsed = time.process_time() - start
+    return est, elapsed, records
+
+
+def run(name, epsilons, seeds):
+    X, y, Xt, yt = load(name)
+    classes = np.unique(np.concatenate([y, yt]))  # the public label set
+    rows = []
+    for epsilon in epsilons:
+        acc = {False: [], True: []}
+        cpu = {False: [], True: []}
+        releases = coordinates = 0
+        for seed in range(seeds):
+            for secure in (False, True):
+                est, elapsed, records = fit(X, y, classes, epsilon, secure, seed)
+                acc[secure].append(est.score(Xt, yt))
+                cpu[secure].append(elapsed)
+                if secure:
+                    releases = len(records)
+                    coordinates = int(sum(np.prod(r.shape) for r in records))
+        rows.append((name, epsilon, est.solver_, releases, coordinates,
+                     np.mean(acc[False]), np.std(acc[False]), np.mean(acc[True]),
+                     np.std(acc[True]), np.median(cpu[False]), np.median(cpu[True])))
+        print(rows[-1], flush=True)
+    return rows
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", nargs="+", default=["adult", "reuters"])
+    parser.add_argument("--epsilons", nargs="+", type=float, default=[0.1, 1.0])
+    parser.add_argument("--seeds", type=int, default=5)
+    args = parser.parse_args(argv)
+    warnings.simplefilter("ignore")
+    rows = []
+    for name in args.datasets:
+        rows += run(name, args.epsilons, args.seeds)
+    lines = [
+        "# Secure mode against the float path (issue 42)",
+        "",
+        f"Written by `benchmarks/secure_mode.py` ({args.seeds} seeds; CPU time, "
+        "median over the seeds). `DPLogisticRegression` defaults, test accuracy mean "
+        "(std) over the seeds; releases and coordinates: what one secure fit released "
+        "through the door.",
+        "",
+        "| data | epsilon | solver | releases | coordinates | float accuracy | "
+        "secure accuracy | float CPU s | secure CPU s | ratio |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for (name, eps, solver, n_rel, n_coord, fa, fs, sa, ss, ft, st) in rows:
+        lines.append(
+            f"| {name} | {eps:g} | {solver} | {n_rel} | {n_coord} | {fa:.4f} ({fs:.4f}) | "
+            f"{sa:.4f} ({ss:.4f}) | {ft:.3f} | {st:.3f} | {st / ft:.2f}x |")
+    RESULTS.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

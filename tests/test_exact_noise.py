@@ -1,0 +1,114 @@
+"""The exact samplers of secure mode against their exact laws (chi-square).
+
+The samplers draw from the OS CSPRNG, which cannot be seeded: every test
+here is a test of a random sample, and a correct sampler fails each one
+with probability 1e-4 (the p-value threshold below): about 1 in 2,000 runs
+of this file fails falsely. A wrong law fails it with certainty at these
+sample sizes: ``test_chi_square_detects_a_wrong_scale`` shows that a 5 %
+error in the variance is caught from a fifth of the draws.
+"""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from skdp.accounting._exact_noise import (
+    bernoulli_exp,
+    discrete_gaussian,
+    discrete_laplace,
+    uniform_below,
+)
+
+P_THRESHOLD = 1e-4
+N_DRAWS = 1_000_000
+
+
+def _pmf(log_weight, radius):
+    support = np.arange(-radius, radius + 1)
+    w = np.exp(log_weight(support) - log_weight(np.zeros(1))[0])
+    return support, w / w.sum()
+
+
+def _chi_square_p(draws, support, pmf):
+    """p-value of the chi-square test, tails merged into bins of expected count >= 20."""
+    expected = pmf * draws.size
+    keep = expected >= 20
+    lo, hi = support[keep].min(), support[keep].max()
+    inner = (support >= lo) & (support <= hi)
+    observed = np.bincount(np.clip(draws, lo - 1, hi + 1) - (lo - 1),
+                           minlength=hi - lo + 3).astype(float)
+    exp_bins = np.concatenate([[expected[support < lo].sum()], expected[inner],
+                               [expected[support > hi].sum()]])
+    exp_bins *= draws.size / exp_bins.sum()
+    mask = exp_bins > 0
+    return stats.chisquare(observed[mask], exp_bins[mask]).pvalue
+
+
+def _laplace_log_weight(scale):
+    return lambda y: -np.abs(y) / scale
+
+
+def _gaussian_log_weight(sigma2):
+    return lambda y: -(y.astype(float) ** 2) / (2 * sigma2)
+
+
+@pytest.mark.parametrize("t, s", [(3, 1), (7, 2)])
+def test_discrete_laplace_matches_its_pmf(t, s):
+    draws = discrete_laplace(t, N_DRAWS, s=s)
+    assert draws.dtype == np.int64
+    support, pmf = _pmf(_laplace_log_weight(t / s), 40 * t)
+    assert _chi_square_p(draws, support, pmf) > P_THRESHOLD
+
+
+@pytest.mark.parametrize("sigma2", [9, Fraction(7, 3), 2500])
+def test_discrete_gaussian_matches_its_pmf(sigma2):
+    draws = discrete_gaussian(sigma2, N_DRAWS)
+    assert draws.dtype == np.int64
+    radius = int(12 * math.sqrt(float(sigma2))) + 5
+    support, pmf = _pmf(_gaussian_log_weight(float(sigma2)), radius)
+    assert _chi_square_p(draws, support, pmf) > P_THRESHOLD
+
+
+def test_chi_square_detects_a_wrong_scale():
+    # the test has power: the law of sigma^2 = 9 is rejected as sigma^2 = 9.45
+    # (a 5 % error) from a fifth of the draws
+    draws = discrete_gaussian(9, N_DRAWS // 5)
+    support, pmf = _pmf(_gaussian_log_weight(9.45), 60)
+    assert _chi_square_p(draws, support, pmf) < 1e-6
+
+
+def test_uniform_below_is_uniform_for_every_word_size():
+    for bound in (3, 255, 256, 1000, 70_000, 2**33 + 1):
+        draws = uniform_below(bound, 200_000)
+        assert draws.min() >= 0 and draws.max() < bound
+        k = min(bound, 10)
+        counts = np.bincount(draws * k // bound, minlength=k)
+        # the bins hold floor/ceil(bound / k) values each
+        sizes = np.bincount(np.arange(bound, dtype=np.int64) * k // bound, minlength=k) \
+            if bound < 10**6 else np.full(k, bound / k)
+        assert stats.chisquare(counts, sizes / sizes.sum() * draws.size).pvalue > P_THRESHOLD
+
+
+def test_bernoulli_exp_frequencies():
+    # gamma = 0.3, 1, 2.5 and a huge gamma (Python-integer path)
+    n = np.repeat(np.array([3, 1, 5]), 200_000)
+    d = np.repeat(np.array([10, 1, 2]), 200_000)
+    hits = bernoulli_exp(n, d).reshape(3, -1).sum(axis=1)
+    for count, gamma in zip(hits, (0.3, 1.0, 2.5)):
+        assert stats.binomtest(int(count), 200_000, math.exp(-gamma)).pvalue > P_THRESHOLD
+    huge = np.array([10**30] * 5, dtype=object)
+    assert not bernoulli_exp(huge, np.full(5, 3)).any()
+
+
+def test_parameters_are_checked():
+    with pytest.raises(ValueError, match="integer >= 1"):
+        discrete_laplace(0, 3)
+    with pytest.raises(ValueError, match="integer >= 1"):
+        discrete_laplace(1.5, 3)
+    with pytest.raises(ValueError, match="sigma2 must be > 0"):
+        discrete_gaussian(0, 3)
+    with pytest.raises(ValueError, match="the bound"):
+        uniform_below(0, 3)
