@@ -1,6 +1,6 @@
 """Mironov's floating-point attack against the release door, float and secure paths.
 
-    python benchmarks/float_attack.py [--trials 5000] [--out benchmarks/results/float_attack.md]
+    python benchmarks/float_attack.py [--trials 5000] [--out PATH] [--label TEXT]
 
 The distinguishing game of :mod:`skdp.testing.float_attack`: a challenger
 flips a fair coin, releases the exact value ``x0`` or ``x1`` (sensitivity 1
@@ -63,6 +63,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=5000)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--label", default="",
+                        help="text added to the header (e.g. which secure door was imported)")
     args = parser.parse_args(argv)
 
     rows = []
@@ -90,7 +92,8 @@ def main(argv=None):
         f"(`python benchmarks/float_attack.py --trials {args.trials}`)",
         "",
         f"Run on commit {commit or 'unknown'}, numpy {np.__version__}; "
-        f"{args.trials} games a row, the secret coin fair.",
+        f"{args.trials} games a row, the secret coin fair."
+        + (f" {args.label}" if args.label else ""),
         "",
         "The attack replays numpy's Laplace sampler bit for bit and asks which "
         "neighbour's float support contains the released double "
