@@ -68,6 +68,7 @@ from .validation import (
     Boolean,
     InstanceOf,
     Interval,
+    resolve_delta,
     validate_data,
     validate_params,
 )
@@ -157,7 +158,7 @@ class _PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Ba
                 # the public label set: a part missing a label is no error
                 est.set_params(classes=labels)
             fit = est._planned_mechanism(n_train, n_features, labels)
-            eps, delta = float(est.epsilon), float(est.delta)
+            eps, delta = float(est.epsilon), resolve_delta(est.delta, n_train)
             score = noise_mechanism(delta)(calibrate(noise_mechanism(delta), eps, delta))
             estimators.append(est)
             trials.append(AnyOf([fit, score]))
@@ -380,7 +381,9 @@ _SEARCH_PARAMS_DOC = r"""
         exists in both cases).
     delta : float or None, default=None
         The delta at which the whole search's epsilon is stated; None uses
-        the largest delta of the candidates.
+        the largest delta of the candidates (a candidate's ``delta='auto'``
+        resolved from the training part's rows by
+        :func:`skdp.validation.resolve_delta`).
     accountant : BudgetAccountant or None, default=None
         Charged with the whole search; None uses the estimator's
         ``accountant`` if set, else the accountant in force (as for a fit).
