@@ -54,6 +54,7 @@ from .exceptions import (
 )
 from .accounting import BudgetAccountant, context_accountant, current_accountant, get_epsilon
 from .penalties import PENALTIES, make_penalty
+from .solvers._progress import FitProgress
 from .solvers import (
     PrivateQueries,
     ProblemSpec,
@@ -309,7 +310,9 @@ class PrivateEstimatorMixin(AccountedMixin):
         rng = self._noise_rng(record.seed_index)
         # the public random start (if any) has its own stream, apart from the noise
         start = self._initial_coef(loss, np.random.default_rng(rng.bit_generator.spawn(1)[0]))
-        queries = PrivateQueries(loss, plan, rng, start=start)
+        # progress lines (verbose >= 1): counts against the public plan and times only
+        progress = FitProgress(type(self).__name__, plan.n_iter) if self.verbose else None
+        queries = PrivateQueries(loss, plan, rng, start=start, progress=progress)
         result = solver.solve(queries, plan)
         ran = get_epsilon(queries.ran, delta) if queries.ran.mechanisms else 0.0
         if not ran <= float(self.epsilon) * (1 + 1e-6):  # pragma: no cover - enforced per query
