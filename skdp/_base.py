@@ -28,6 +28,7 @@ from) was cloned or pickled, so the clones of a grid search or of
 in force where the search started; else the process default.
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -37,10 +38,12 @@ from .validation import (
     NONNEGATIVE,
     POSITIVE,
     POSITIVE_INT,
+    DELTA,
     RANDOM_STATE,
     Boolean,
     InstanceOf,
     Interval,
+    resolve_delta,
     validate_params,
 )
 from ._seeding import noise_generator, seed_key
@@ -50,8 +53,6 @@ from .exceptions import (
     warn_if_seed_replays,
     warn_labels_read_from_y,
 )
-import warnings
-
 from .accounting import (
     BudgetAccountant,
     context_accountant,
@@ -63,6 +64,7 @@ from .accounting import (
 from .accounting.release import SecureGenerator
 from .penalties import PENALTIES, make_penalty
 from .solvers import (
+    FitProgress,
     PrivateQueries,
     ProblemSpec,
     available_solvers,
@@ -195,7 +197,7 @@ class PrivateEstimatorMixin(AccountedMixin):
 
     _common_constraints = {
         "epsilon": [POSITIVE],
-        "delta": [Interval(Real, 0, 1, closed="left")],
+        "delta": DELTA,
         "solver": [InstanceOf(str, name="a str")],
         "alpha": [NONNEGATIVE],
         "fit_intercept": [Boolean],
@@ -212,8 +214,8 @@ class PrivateEstimatorMixin(AccountedMixin):
     _specific_constraints = {}
     _constraint_hints = {
         "epsilon": " For a non-private model use the scikit-learn estimator instead.",
-        "delta": " Use delta=0 for pure epsilon-DP, or a value well below 1/n_samples "
-                 "(e.g. 1e-5).",
+        "delta": " Use delta='auto' (min(1e-5, 1/(10 n_samples))), delta=0 for pure "
+                 "epsilon-DP, or a value well below 1/n_samples.",
     }
 
     # -- parameters ---------------------------------------------------------
@@ -326,7 +328,8 @@ class PrivateEstimatorMixin(AccountedMixin):
         solver = get_solver(name)
         if is_dask_collection(X):
             self._check_dask_solver(solver)
-        warn_if_delta_voids_guarantee(self.delta, n, type(self).__name__, stacklevel=5)
+        delta = resolve_delta(self.delta, n)  # what is charged and shown
+        warn_if_delta_voids_guarantee(delta, n, type(self).__name__, stacklevel=5)
         if key is not None:
             warn_if_seed_replays(self.random_state, accountant, type(self).__name__,
                                  stacklevel=6)
@@ -338,7 +341,7 @@ class PrivateEstimatorMixin(AccountedMixin):
         # secure mode charges what runs: the discrete form of the plan's tree
         # (a part with no secure form is refused here, before any charge)
         charged = discretize(plan.mechanism) if self._secure() else plan.mechanism
-        accountant.check(self.epsilon, self.delta, mechanism=charged)
+        accountant.check(self.epsilon, delta, mechanism=charged)
         loss = self._bind_loss(X, y, spec)
         if loss.n_samples != spec.n_samples or tuple(loss.coef_shape) != spec.coef_shape:
             raise ValueError(  # pragma: no cover - metadata and validated data disagree
@@ -346,15 +349,17 @@ class PrivateEstimatorMixin(AccountedMixin):
                 "scipy sparse matrix or a pandas DataFrame."
             )
         record = accountant.charge(
-            self.epsilon, self.delta, mechanism=charged,
+            self.epsilon, delta, mechanism=charged,
             label=f"{type(self).__name__}(solver={name!r})", seed_key=key,
         )
         rng = self._noise_rng(record.seed_index)
         # the public random start (if any) has its own stream, apart from the noise
         start = self._initial_coef(loss, np.random.default_rng(rng.bit_generator.spawn(1)[0]))
-        queries = PrivateQueries(loss, plan, rng, start=start)
+        # progress lines (verbose >= 1): counts against the public plan and times only
+        progress = FitProgress(type(self).__name__, plan.n_iter) if self.verbose else None
+        queries = PrivateQueries(loss, plan, rng, start=start, progress=progress)
         result = solver.solve(queries, plan)
-        ran = get_epsilon(queries.ran, self.delta) if queries.ran.mechanisms else 0.0
+        ran = get_epsilon(queries.ran, delta) if queries.ran.mechanisms else 0.0
         if not ran <= float(self.epsilon) * (1 + 1e-6):  # pragma: no cover - enforced per query
             raise RuntimeError(
                 f"solver {name!r} ran queries worth epsilon {ran:.6g}, more than the "
@@ -369,13 +374,13 @@ class PrivateEstimatorMixin(AccountedMixin):
         self._solver_attributes = tuple(result.attributes)
         self.solver_ = name
         self.solver_params_ = dict(spec.options)
-        self.privacy_spent_ = (float(self.epsilon), float(self.delta))
+        self.privacy_spent_ = (float(self.epsilon), delta)
         self.data_norm_ = self.data_norm
         if self.verbose:
             # ``ran`` is a function of the queries run, i.e. of released outputs
             print(
                 f"[{type(self).__name__}] solver={name} n_iter={self.n_iter_} "
-                f"epsilon={self.epsilon} delta={self.delta} (charged); the queries run "
+                f"epsilon={self.epsilon} delta={delta:.3g} (charged); the queries run "
                 f"spent epsilon={ran:.4g}"
             )
 
@@ -413,7 +418,7 @@ class PrivateEstimatorMixin(AccountedMixin):
             penalty=self._penalty(mask),
             clip_norm=float(self.clip_norm),
             data_norm=None if self.data_norm is None else float(self.data_norm),
-            epsilon=float(self.epsilon), delta=float(self.delta),
+            epsilon=float(self.epsilon), delta=resolve_delta(self.delta, n_samples),
             batch_size=self.batch_size, max_iter=max_iter, options=options,
             hessian_bound=hessian_bound, hessian_lipschitz=hessian_lipschitz,
             row_bound=None if row_bound is None else float(row_bound),

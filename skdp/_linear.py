@@ -260,7 +260,7 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         if (n_samples is not None and n_samples >= AUTO_MAJORIZER_MIN_ROWS
                 and n_features is not None
                 and n_features + int(bool(self.fit_intercept)) <= AUTO_MAJORIZER_MAX_PARAMS
-                and isinstance(self.delta, Real) and self.delta > 0
+                and (self.delta == "auto" or (isinstance(self.delta, Real) and self.delta > 0))
                 and getattr(self, "batch_size", None) is None and self.data_norm is not None
                 and "preconditioned_gd" in available_solvers(self)):
             return "preconditioned_gd"

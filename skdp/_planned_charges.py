@@ -108,10 +108,11 @@ def _estimator_charge(estimator, n_samples, n_features, labels):
     from .solvers import get_solver
 
     estimator = clone(estimator)
-    estimator._validate_params()
+    # the mechanism its fit charges (the discrete form in secure mode)
+    mechanism = estimator._planned_mechanism(n_samples, n_features, labels)
     solver = get_solver(estimator._resolve_solver(n_samples, n_features))
     spec = estimator._problem_spec(solver, n_samples, n_features, labels)
-    return float(spec.epsilon), float(spec.delta), solver.plan(spec).mechanism
+    return float(spec.epsilon), float(spec.delta), mechanism
 
 
 def planned_charges(estimator, n_samples, n_features, labels=None, *, sparse=False,

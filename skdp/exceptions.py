@@ -52,8 +52,9 @@ def warn_if_delta_voids_guarantee(delta, n_samples, owner, stacklevel=3):
             f"{owner}: delta={delta} is larger than 1/n_samples = {1.0 / n_samples:.3g}. "
             "A mechanism that publishes one random record in full is (0, 1/n)-DP, so "
             "this delta allows releasing whole records: the guarantee is void. Use "
-            "delta well below 1/n_samples (e.g. 1/n_samples**1.1 or 1e-5 for n up to "
-            "100,000), or delta=0 for pure epsilon-DP.",
+            "delta='auto' (the default: min(1e-5, 1/(10 n_samples)), from the public "
+            "n_samples), another delta well below 1/n_samples, or delta=0 for pure "
+            "epsilon-DP.",
             PrivacyWarning, stacklevel=stacklevel,
         )
 

@@ -200,10 +200,14 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
         Rank ``r`` of the factorisation, ``1 <= r <= min(p, q)``.
     epsilon : float, default=1.0
         Privacy budget of one fit; must be > 0.
-    delta : float, default=1e-5
-        Privacy failure probability, in (0, 1). The per-example gradient
-        norm is only available in L2, so only Gaussian-noise (``delta >
-        0``) solvers apply.
+    delta : 'auto' or float, default='auto'
+        Privacy failure probability, in (0, 1). 'auto' resolves at fit from
+        the public number of rows n to ``min(1e-5, 1 / (10 n))``
+        (:func:`skdp.validation.resolve_delta`), an order below the
+        ``1 / n`` at which the guarantee is void; the resolved value is what
+        is charged and what ``privacy_spent_`` shows. The per-example
+        gradient norm is only available in L2, so only Gaussian-noise
+        (``delta > 0``) solvers apply.
     solver : str, default='auto'
         Name of a registered solver (see
         :func:`skdp.solvers.available_solvers`); 'auto' picks ``'gd'``.
@@ -369,7 +373,7 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
         shape=None,
         rank=1,
         epsilon=1.0,
-        delta=1e-5,
+        delta="auto",
         solver="auto",
         alpha=1e-5,
         fit_intercept=False,

@@ -88,7 +88,9 @@ _SEARCH_PARAMS_DOC = r"""
         exists in both cases).
     delta : float or None, default=None
         The delta at which the whole search's epsilon is stated; None uses
-        the largest delta of the candidates.
+        the largest delta of the candidates (a candidate's ``delta='auto'``
+        resolved from the training part's rows by
+        :func:`skdp.validation.resolve_delta`).
     accountant : BudgetAccountant or None, default=None
         Charged with the whole search; None uses the estimator's
         ``accountant`` if set, else the accountant in force (as for a fit).

@@ -22,8 +22,6 @@ estimator, and the noisy standardisation pays off only at large n (at n of
 a few hundred its noise costs more than centring gains).
 """
 
-from numbers import Real
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
@@ -44,11 +42,12 @@ from .accounting import (
 from .accounting.release import release  # the release door
 from .losses import column_totals
 from .validation import (
+    DELTA,
     Boolean,
     POSITIVE,
     RANDOM_STATE,
     InstanceOf,
-    Interval,
+    resolve_delta,
     validate_data,
     validate_params,
 )
@@ -259,8 +258,12 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
         Public range of each feature, as for :class:`BoundedScaler`.
     epsilon : float, default=1.0
         Privacy budget of the fit, > 0.
-    delta : float, default=1e-5
-        In [0, 1); 0 gives pure epsilon-DP (Laplace noise).
+    delta : 'auto' or float, default='auto'
+        In [0, 1); 0 gives pure epsilon-DP (Laplace noise). 'auto' resolves
+        at fit from the public n to ``min(1e-5, 1 / (10 n))``
+        (:func:`skdp.validation.resolve_delta`), an order below the
+        ``1 / n`` at which the guarantee is void; the resolved value is what
+        is charged and what ``privacy_spent_`` shows.
     accountant : BudgetAccountant or None, default=None
         Charged with every fit; None uses the one in force (see
         :class:`~skdp.DPLogisticRegression`).
@@ -315,13 +318,13 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
 
     _parameter_constraints = {
         "epsilon": [POSITIVE],
-        "delta": [Interval(Real, 0, 1, closed="left")],
+        "delta": DELTA,
         "accountant": [None, InstanceOf(BudgetAccountant, name="a skdp.BudgetAccountant")],
         "random_state": RANDOM_STATE,
         "secure_mode": [Boolean],
     }
 
-    def __init__(self, bounds, epsilon=1.0, delta=1e-5, accountant=None, random_state=None,
+    def __init__(self, bounds, epsilon=1.0, delta="auto", accountant=None, random_state=None,
                  secure_mode=False):
         self.bounds = bounds
         self.epsilon = epsilon
@@ -330,8 +333,9 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
         self.random_state = random_state
         self.secure_mode = secure_mode
 
-    def _mechanism(self, z):
-        return Repeated(noise_mechanism(float(self.delta))(z), 2)
+    @staticmethod
+    def _mechanism(z, delta):
+        return Repeated(noise_mechanism(delta)(z), 2)
 
     def fit(self, X, y=None):
         """Release the noisy mean and variance of the clipped features (charged).
@@ -374,23 +378,23 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
         size = _n_features_of_bounds(self.bounds)
         lower, upper = _public_bounds(self.bounds, d if size is None else size,
                                       "DPStandardScaler")
-        warn_if_delta_voids_guarantee(self.delta, n, "DPStandardScaler", stacklevel=4)
-        delta = float(self.delta)
+        delta = resolve_delta(self.delta, n)  # what is charged and shown
+        warn_if_delta_voids_guarantee(delta, n, "DPStandardScaler", stacklevel=4)
         secure = self._secure()
         with secure_accounting(secure):  # secure mode: calibrated for the discrete noise
-            z = calibrate(self._mechanism, float(self.epsilon), delta)
-        mechanism = discretize(self._mechanism(z)) if secure else self._mechanism(z)
+            z = calibrate(lambda z: self._mechanism(z, delta), float(self.epsilon), delta)
+        mechanism = discretize(self._mechanism(z, delta)) if secure else self._mechanism(z, delta)
         accountant = self._accountant_in_force()
         key = self._secure_seed_key("DPStandardScaler", stacklevel=4)
         if key is not None:
             warn_if_seed_replays(self.random_state, accountant, "DPStandardScaler",
                                  stacklevel=4)
-        accountant.check(self.epsilon, self.delta, mechanism=mechanism)
+        accountant.check(self.epsilon, delta, mechanism=mechanism)
         X = validate_data(self, X, dtype=[np.float64, np.float32])
         if X.shape[1] != lower.size:
             raise ValueError(f"DPStandardScaler: X has {X.shape[1]} features, the bounds "
                              f"describe {lower.size}.")
-        record = accountant.charge(self.epsilon, self.delta, mechanism=mechanism,
+        record = accountant.charge(self.epsilon, delta, mechanism=mechanism,
                                    label="DPStandardScaler", seed_key=key)
         rng = self._noise_rng(record.seed_index)
         mid, half = (lower + upper) / 2.0, (upper - lower) / 2.0
@@ -410,7 +414,7 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
         self.scale_ = np.sqrt(var)
         self.noise_multiplier_ = float(z)
         self.n_samples_seen_ = int(n)
-        self.privacy_spent_ = (float(self.epsilon), float(self.delta))
+        self.privacy_spent_ = (float(self.epsilon), delta)
 
     def transform(self, X):
         """Clip to the bounds, centre by ``mean_`` and divide by ``scale_``.

@@ -64,9 +64,16 @@ class DPLinearSVC(PrivateLinearClassifier):
     ----------
     epsilon : float, default=1.0
         Privacy budget of one fit; must be > 0.
-    delta : float, default=1e-5
-        Privacy failure probability, in [0, 1). ``delta=0`` runs a pure
-        epsilon-DP solver (Laplace noise).
+    delta : 'auto' or float, default='auto'
+        Privacy failure probability, in [0, 1). 'auto' resolves at fit from
+        the public number of rows n to ``min(1e-5, 1 / (10 n))``
+        (:func:`skdp.validation.resolve_delta`): a delta at or above
+        ``1 / n`` voids the guarantee (a mechanism that publishes each record
+        with probability delta is (0, delta)-DP), and ``1 / (10 n)`` keeps
+        it an order below that for any n. The resolved value is what is
+        charged and what ``privacy_spent_`` shows. ``delta=0`` runs a pure
+        epsilon-DP solver (Laplace noise); an explicit delta above ``1 / n``
+        warns with :class:`~skdp.PrivacyWarning`.
     solver : str, default='auto'
         Name of a registered solver (see
         :func:`skdp.solvers.available_solvers`); 'auto' picks
@@ -286,7 +293,7 @@ class DPLinearSVC(PrivateLinearClassifier):
     def __init__(
         self,
         epsilon=1.0,
-        delta=1e-5,
+        delta="auto",
         solver="auto",
         classes=None,
         loss="smooth_hinge",

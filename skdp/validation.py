@@ -51,6 +51,9 @@ __all__ = [
     "Callable",
     "validate_params",
     "redact_data_errors",
+    "AUTO_DELTA_CAP",
+    "DELTA",
+    "resolve_delta",
 ]
 
 
@@ -170,6 +173,54 @@ class _CallableConstraint:
 
 Boolean = _BooleanConstraint()
 Callable = _CallableConstraint()
+
+
+#: the largest delta that ``delta='auto'`` resolves to
+AUTO_DELTA_CAP = 1e-5
+
+
+def resolve_delta(delta, n_samples):
+    """The delta a fit on ``n_samples`` records is charged, from the public n.
+
+    ``delta='auto'`` resolves to ``min(1e-5, 1 / (10 n))``. A mechanism that
+    publishes each record with probability ``delta`` is (0, delta)-DP and
+    releases ``n delta`` records on average, so a delta at or above
+    ``1 / n`` voids the guarantee; ``1 / (10 n)`` keeps that expectation at
+    0.1 record whatever n, and the cap 1e-5 keeps the usual figure for
+    small data sets (it is the smaller one up to n = 10,000). Every
+    estimator and private search of skdp reads its delta through this
+    function, so what is charged, what ``privacy_spent_`` shows and what a
+    budget planner computes agree.
+
+    Parameters
+    ----------
+    delta : 'auto' or float
+        The ``delta`` parameter, already validated (a float in [0, 1)).
+    n_samples : int
+        The number of records the fit or query sees (public under zero-out
+        neighbours).
+
+    Returns
+    -------
+    float
+        ``min(1e-5, 1 / (10 n_samples))`` for 'auto' (n taken as at least 1),
+        else ``float(delta)`` (0 still means pure epsilon-DP).
+
+    Examples
+    --------
+    >>> from skdp.validation import resolve_delta
+    >>> resolve_delta("auto", 1_000), resolve_delta("auto", 300_000)
+    (1e-05, 3.3333333333333335e-07)
+    >>> resolve_delta(0.0, 300_000)
+    0.0
+    """
+    if isinstance(delta, str) and delta == "auto":
+        return min(AUTO_DELTA_CAP, 1.0 / (10.0 * max(int(n_samples), 1)))
+    return float(delta)
+
+
+#: the constraint of an estimator's ``delta`` parameter: 'auto' or a float in [0, 1)
+DELTA = [StrOptions({"auto"}), Interval(Real, 0, 1, closed="left")]
 
 
 def _describe(constraint):

@@ -45,6 +45,7 @@ from skdp.solvers import (
     unregister_solver,
 )
 from skdp.testing import epsilon_lower_bound
+from skdp.validation import resolve_delta
 
 DELTA = 1e-5
 
@@ -373,7 +374,7 @@ def test_line_search_fits_classifiers(make, n_classes):
     planned = est.solver_params_["planned_iter"]
     assert 1 <= est.n_iter_ <= planned
     assert est.score(X, y) > 0.8
-    assert est.privacy_spent_ == (est.epsilon, est.delta)
+    assert est.privacy_spent_ == (est.epsilon, resolve_delta(est.delta, len(X)))
     assert est.accountant.spent()[0] == pytest.approx(est.epsilon)
 
 

@@ -6,6 +6,7 @@ A solver is ``plan(spec) -> Plan`` (public quantities only) and
 """
 
 from ._base import L2Penalty, Plan, ProblemSpec, Solver, SolverResult
+from ._progress import FitProgress
 from ._queries import PrivateBatch, PrivateDuals, PrivateQueries, PrivateShards, QueryBudgetError
 from ._registry import (
     available_solvers,
@@ -23,6 +24,7 @@ from . import minimax  # noqa: F401  (registers 'rgda')
 from . import preconditioned  # noqa: F401  (registers 'preconditioned_gd')
 
 __all__ = [
+    "FitProgress",
     "L2Penalty",
     "Plan",
     "PrivateBatch",

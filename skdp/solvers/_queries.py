@@ -92,14 +92,19 @@ class PrivateQueries:
     start : ndarray or None
         Public starting point (drawn from ``rng`` by the estimator when it
         is random); None starts at zero.
+    progress : FitProgress or None, default=None
+        Told, before each query, the share of the plan run so far (queries
+        run over the plan's count, or the privacy filter's share used):
+        public and released quantities only. None prints nothing.
     """
 
-    def __init__(self, loss, plan, rng, start=None):
+    def __init__(self, loss, plan, rng, start=None, progress=None):
         self._loss = loss
         self._spec = plan.spec
         self._rng = rng
         self._start = start
         self._ran = []
+        self._progress = progress
         if getattr(plan, "adaptive", False):
             self._filter = PrivacyFilter(plan.spec.epsilon, plan.spec.delta,
                                          getattr(plan.mechanism, "order", None))
@@ -112,6 +117,7 @@ class PrivateQueries:
         else:
             self._filter = None
             self._left = _leaves(plan.mechanism)
+            self._planned = max(1, sum(self._left.values()))
 
     @property
     def n_samples(self):
@@ -193,6 +199,8 @@ class PrivateQueries:
         return self._left[cost] > 0
 
     def _consume(self, mechanism):
+        if self._progress is not None:
+            self._progress.update(self._share_run())
         if self._filter is not None:
             try:
                 self._filter.spend(mechanism)
@@ -213,6 +221,13 @@ class PrivateQueries:
         else:
             self._left[mechanism] -= 1
         self._ran.append(mechanism)
+
+    def _share_run(self):
+        """The share of the plan run so far (queries counted, or the filter's budget used)."""
+        if self._filter is not None:
+            budget = self._filter.budget
+            return self._filter.spent / budget if budget > 0 else 0.0
+        return len(self._ran) / self._planned
 
     def batch(self, mechanism, sampling_rate=None):
         """Draw one batch on which ``mechanism`` will run, and charge it once.
