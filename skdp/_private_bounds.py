@@ -22,7 +22,6 @@ kept cells' outer edges: signed powers of two, or the grid's ends.
 """
 
 import warnings
-from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -37,10 +36,11 @@ from .accounting.release import release  # the release door
 from .exceptions import warn_if_delta_voids_guarantee, warn_if_seed_replays
 from .losses import canonical_rows
 from .validation import (
+    DELTA,
     POSITIVE,
     RANDOM_STATE,
     InstanceOf,
-    Interval,
+    resolve_delta,
     validate_data,
     validate_params,
 )
@@ -231,8 +231,10 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
         total epsilon of 1 chosen on validation splits of training data
         (``python benchmarks/private_bounds.py --validation``): give this
         step about a third of the pipeline's total.
-    delta : float, default=1e-5
-        In [0, 1); 0 gives pure epsilon-DP (Laplace noise).
+    delta : 'auto' or float, default='auto'
+        In [0, 1); 0 gives pure epsilon-DP (Laplace noise). ``'auto'`` is
+        ``min(1e-5, 1 / (10 n))`` for the public n (see
+        :func:`skdp.validation.resolve_delta`).
     feature_range : tuple (min, max), default=(-1, 1)
         Where ``[lower_, upper_]`` is mapped, for dense input.
     magnitudes : tuple (smallest, largest), default=(1e-6, 1e12)
@@ -297,12 +299,12 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
 
     _parameter_constraints = {
         "epsilon": [POSITIVE],
-        "delta": [Interval(Real, 0, 1, closed="left")],
+        "delta": DELTA,
         "accountant": [None, InstanceOf(BudgetAccountant, name="a skdp.BudgetAccountant")],
         "random_state": RANDOM_STATE,
     }
 
-    def __init__(self, epsilon=0.35, delta=1e-5, feature_range=(-1, 1),
+    def __init__(self, epsilon=0.35, delta="auto", feature_range=(-1, 1),
                  magnitudes=(1e-6, 1e12), accountant=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
@@ -359,8 +361,8 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
             X = validate_data(self, X, accept_sparse=("csr", "csc"),
                               dtype=[np.float64, np.float32])
             n, d = X.shape
-        warn_if_delta_voids_guarantee(self.delta, n, "DPBoundsScaler", stacklevel=4)
-        delta = float(self.delta)
+        delta = resolve_delta(self.delta, n)  # what is charged and shown
+        warn_if_delta_voids_guarantee(delta, n, "DPBoundsScaler", stacklevel=4)
         make = noise_mechanism(delta)
         z = calibrate(make, float(self.epsilon), delta)
         # one record adds 1 to one cell of each feature
@@ -376,10 +378,10 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
         mechanism = make(z)
         accountant = self._accountant_in_force()
         warn_if_seed_replays(self.random_state, accountant, "DPBoundsScaler", stacklevel=4)
-        accountant.check(self.epsilon, self.delta, mechanism=mechanism)
+        accountant.check(self.epsilon, delta, mechanism=mechanism)
         X = validate_data(self, X, accept_sparse=("csr", "csc"),
                           dtype=[np.float64, np.float32])
-        record = accountant.charge(self.epsilon, self.delta, mechanism=mechanism,
+        record = accountant.charge(self.epsilon, delta, mechanism=mechanism,
                                    label="DPBoundsScaler", seed_key=seed_key(self.random_state))
         rng = self._noise_rng(record.seed_index)
         noisy = release(cell_counts(X, lo, hi), mechanism, sensitivity, rng,
@@ -392,7 +394,7 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
         self.scale_, self.min_ = linear_map(lower, upper, a, b)
         self.noise_multiplier_ = float(z)
         self.n_samples_seen_ = int(n)
-        self.privacy_spent_ = (float(self.epsilon), float(self.delta))
+        self.privacy_spent_ = (float(self.epsilon), delta)
 
     def transform(self, X):
         """Clip to the private bounds and map to ``feature_range`` (sparse: scale only).
