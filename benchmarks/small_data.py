@@ -1,0 +1,252 @@
+"""Small data (issue 43): candidates for the README demo, chosen on validation splits.
+
+The demo (``python -m skdp``, :mod:`skdp.demo`) splits breast_cancer and
+digits 70/30 with ``random_state=0`` and fits
+``make_pipeline(BoundedScaler(documented_bounds(name)), DPxxx(epsilon=e,
+classes=...))``. This script weighs candidate methods for that setting
+**on the demo's training part only**: each of five seeds splits it again
+70/30 (stratified, ``random_state=100 + seed``), the candidate is fitted on
+the inner part with that seed's noise and scored on the validation part.
+The demo's test part is read only by ``--test``, which prints the test
+accuracy of today's defaults (the "before" column of the issue) next to the
+candidate that won on validation, if any.
+
+Candidates (each a public setting or a new method):
+
+* ``defaults``: today's estimator (``solver='auto'``: ``gd`` below 5000 rows);
+* ``preconditioned_gd``: the private-majorizer solver that ``'auto'`` takes
+  from 5000 rows, at small n;
+* ``data_norm=2``: a larger public row bound behind the same ``clip_norm=1``
+  (more rows clipped; a user setting, not a default change);
+* ``preconditioned_gd, data_norm=2``;
+* ``output perturbation`` (Chaudhuri et al. 2011), DPLogisticRegression
+  only, as a numpy prototype outside the package: the exact minimiser of the
+  L2-regularised logistic loss (penalty ``lam`` on every coordinate,
+  intercept included, rows scaled to norm <= 1 plus a constant 1) moved by
+  at most ``sqrt(2) / (n lam)`` (``2 / (n lam)`` for the multinomial loss's
+  gradient matrix) when one record is zeroed out, released with Gaussian
+  noise of that sensitivity times the multiplier the accountant calibrates
+  for one Gaussian mechanism at (epsilon, 1e-5); ``lam`` chosen on the same
+  validation splits from a grid.
+
+A second table checks the rule "``preconditioned_gd`` for binary tasks"
+on two more binary tasks made from public data (digits odd / even, wine
+class 0 / rest), since breast_cancer is the only binary set of the demo.
+
+Run::
+
+    python benchmarks/small_data.py            # validation tables, about 4 minutes
+    python benchmarks/small_data.py --test     # plus the demo test split (before / best)
+
+Results: ``benchmarks/results/small_data.md``.
+"""
+
+import argparse
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+from sklearn.datasets import load_breast_cancer, load_digits, load_wine
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import train_test_split
+from sklearn.pipeline import make_pipeline
+
+from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression
+from skdp.accounting import Gaussian, calibrate
+from skdp.datasets import documented_bounds
+from skdp.preprocessing import BoundedScaler
+
+EPSILONS = (0.1, 0.5, 1.0, 2.0, 8.0)   # the demo's columns
+DELTA = 1e-5
+SEEDS = range(5)
+ESTIMATORS = {"DPLogisticRegression": DPLogisticRegression, "DPLinearSVC": DPLinearSVC}
+CANDIDATES = {
+    "defaults": {},
+    "preconditioned_gd": {"solver": "preconditioned_gd"},
+    "data_norm=2": {"data_norm": 2.0},
+    "preconditioned_gd, data_norm=2": {"solver": "preconditioned_gd", "data_norm": 2.0},
+}
+OUTPUT_PERTURBATION_LAMBDAS = (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
+
+
+def _digits_odd(return_X_y=True):
+    X, y = load_digits(return_X_y=True)
+    return X, y % 2
+
+
+def _wine_class0(return_X_y=True):
+    X, y = load_wine(return_X_y=True)
+    return X, (y == 0).astype(int)
+
+
+#: name -> (loader, documented bounds' name, public label set)
+DATA = {
+    "breast_cancer": (load_breast_cancer, "breast_cancer", [0, 1]),
+    "digits": (load_digits, "digits", list(range(10))),
+    "digits odd/even": (_digits_odd, "digits", [0, 1]),
+    "wine class 0/rest": (_wine_class0, "wine", [0, 1]),
+}
+
+
+def demo_split(name):
+    """The demo's split: (X_train, X_test, y_train, y_test), ``random_state=0``."""
+    X, y = DATA[name][0](return_X_y=True)
+    return train_test_split(X, y, test_size=0.3, random_state=0)
+
+
+def inner_split(name, seed):
+    """The demo's training part split again 70/30: (X_in, X_val, y_in, y_val)."""
+    X_tr, _, y_tr, _ = demo_split(name)
+    return train_test_split(X_tr, y_tr, test_size=0.3, random_state=100 + seed, stratify=y_tr)
+
+
+def pipeline(name, estimator, epsilon, seed, params):
+    _, bounds_name, classes = DATA[name]
+    return make_pipeline(BoundedScaler(documented_bounds(bounds_name)), ESTIMATORS[estimator](
+        epsilon=epsilon, delta=DELTA, classes=classes, random_state=seed,
+        accountant=BudgetAccountant(), **params))
+
+
+def validation_cells(name, params):
+    """Mean validation accuracy per (estimator, epsilon) over the seeds."""
+    cells = {}
+    for seed in SEEDS:
+        X_in, X_val, y_in, y_val = inner_split(name, seed)
+        for estimator in ESTIMATORS:
+            for eps in EPSILONS:
+                model = pipeline(name, estimator, eps, seed, params).fit(X_in, y_in)
+                cells.setdefault((estimator, eps), []).append(model.score(X_val, y_val))
+    return {key: float(np.mean(v)) for key, v in cells.items()}
+
+
+def _rows_with_intercept(name, X):
+    Z = BoundedScaler(documented_bounds(DATA[name][1])).fit_transform(X)
+    Z = Z / np.maximum(np.linalg.norm(Z, axis=1, keepdims=True), 1.0)
+    return np.hstack([Z, np.ones((Z.shape[0], 1))])
+
+
+def output_perturbation_accuracy(name, lam, eps, seed, X_fit, y_fit, X_score, y_score):
+    """Prototype of Chaudhuri et al.'s output perturbation (not part of skdp)."""
+    Z_fit, Z_score = _rows_with_intercept(name, X_fit), _rows_with_intercept(name, X_score)
+    n = Z_fit.shape[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = LogisticRegression(C=1.0 / (n * lam), fit_intercept=False, tol=1e-10,
+                                   max_iter=10000).fit(Z_fit, y_fit)
+    W = model.coef_.copy()
+    # per-example gradient bound: |r| ||[x, 1]|| <= sqrt(2) (binary); the
+    # multinomial residual vector has norm <= sqrt(2), hence 2
+    bound = 2.0 if W.shape[0] > 1 else np.sqrt(2.0)
+    z = calibrate(lambda m: Gaussian(m), eps, DELTA)
+    W += np.random.default_rng(seed).normal(0.0, z * bound / (n * lam), W.shape)
+    scores = Z_score @ W.T
+    pred = scores.argmax(1) if W.shape[0] > 1 else (scores[:, 0] > 0).astype(int)
+    return float(np.mean(model.classes_[pred] == y_score))
+
+
+def output_perturbation_cells(name):
+    """Best lam per epsilon on validation: {eps: (lam, accuracy)}."""
+    best = {}
+    for eps in EPSILONS:
+        for lam in OUTPUT_PERTURBATION_LAMBDAS:
+            acc = np.mean([output_perturbation_accuracy(name, lam, eps, seed, *_fit_val(name, seed))
+                           for seed in SEEDS])
+            if eps not in best or acc > best[eps][1]:
+                best[eps] = (lam, float(acc))
+    return best
+
+
+def _fit_val(name, seed):
+    X_in, X_val, y_in, y_val = inner_split(name, seed)
+    return X_in, y_in, X_val, y_val
+
+
+def _table(title, rows):
+    head = "| data | estimator | candidate | " + " | ".join(f"eps={e:g}" for e in EPSILONS) \
+        + " | mean |"
+    lines = [title, "", head, "|" + "---|" * (len(EPSILONS) + 4)]
+    for (name, estimator, label), cells in rows.items():
+        values = [cells[e] for e in EPSILONS]
+        lines.append(f"| {name} | {estimator} | {label} | "
+                     + " | ".join(f"{v:.3f}" for v in values) + f" | {np.mean(values):.3f} |")
+        print(lines[-1], file=sys.stderr, flush=True)
+    return lines
+
+
+def validation_table(names, candidates):
+    rows = {}
+    for label, params in candidates.items():
+        for name in names:
+            cells = validation_cells(name, params)
+            for estimator in ESTIMATORS:
+                rows[(name, estimator, label)] = {e: cells[estimator, e] for e in EPSILONS}
+    return rows
+
+
+def test_table(winners):
+    """Demo test accuracy of the defaults and of each row's validation winner."""
+    rows = {}
+    for name in ("breast_cancer", "digits"):
+        X_tr, X_te, y_tr, y_te = demo_split(name)
+        for estimator in ESTIMATORS:
+            for label in dict.fromkeys(["defaults", winners[name, estimator]]):
+                params = CANDIDATES[label]
+                rows[(name, estimator, label)] = {
+                    eps: float(np.mean([pipeline(name, estimator, eps, seed, params)
+                                        .fit(X_tr, y_tr).score(X_te, y_te) for seed in SEEDS]))
+                    for eps in EPSILONS}
+    return rows
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--test", action="store_true",
+                        help="also fit on the demo's training part and score its test part")
+    parser.add_argument("--out", default="benchmarks/results/small_data.md")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    text = [
+        "# Small data: candidates for the README demo (issue 43)",
+        "",
+        "Command: `python benchmarks/small_data.py" + (" --test" if args.test else "")
+        + "`. Validation: the demo's training part (70/30, `random_state=0`) split again "
+        "70/30 (stratified, `random_state=100 + seed`), seeds 0-4 (each seed also the "
+        "estimator's noise); fitted on the inner part, mean accuracy on the validation "
+        "part. delta 1e-5, `BoundedScaler(documented_bounds)`, public `classes`.",
+        "",
+    ]
+    rows = validation_table(("breast_cancer", "digits"), CANDIDATES)
+    for name in ("breast_cancer", "digits"):
+        best = output_perturbation_cells(name)
+        rows[(name, "DPLogisticRegression", "output perturbation (prototype; best lam per eps: "
+              + ", ".join(f"{best[e][0]:g}" for e in EPSILONS) + ")")] = {
+            e: best[e][1] for e in EPSILONS}
+    text += _table("## Validation accuracy per candidate", rows)
+    winners = {}
+    for name in ("breast_cancer", "digits"):
+        for estimator in ESTIMATORS:
+            means = {label: np.mean(list(rows[(name, estimator, label)].values()))
+                     for label in CANDIDATES}
+            winners[name, estimator] = max(means, key=means.get)
+    text += ["", "Best mean over the epsilons per row: " + "; ".join(
+        f"{n} / {e}: {w}" for (n, e), w in winners.items()) + ".", ""]
+    text += _table("## Binary rule check: defaults against preconditioned_gd on two more binary "
+                   "tasks (validation)",
+                   validation_table(("digits odd/even", "wine class 0/rest"),
+                                    {k: CANDIDATES[k] for k in ("defaults",
+                                                                "preconditioned_gd")}))
+    if args.test:
+        text += [""] + _table("## Demo test split (mean over seeds 0-4): defaults (before) and "
+                              "the validation winner", test_table(winners))
+    text += ["", f"Wall time {time.perf_counter() - start:.0f} s."]
+    out = "\n".join(text) + "\n"
+    print(out)
+    if args.out != "-":
+        with open(args.out, "w") as fh:
+            fh.write(out)
+
+
+if __name__ == "__main__":
+    main()
