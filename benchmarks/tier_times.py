@@ -2,8 +2,8 @@
 
 Usage::
 
-    python benchmarks/test_tiers.py             # the fast tier: pytest -m "not heavy"
-    python benchmarks/test_tiers.py --tier full  # the whole suite: plain pytest
+    python benchmarks/tier_times.py             # the fast tier: pytest -m "not heavy"
+    python benchmarks/tier_times.py --tier full  # the whole suite: plain pytest
 
 Runs the tier with the interpreter running this script, from the repository
 root, and records its wall time, pytest's summary line, the number of cores and
@@ -28,7 +28,7 @@ TIERS = {
     "full": [],
 }
 HEADER = ("# Test tiers: wall time\n\n"
-          "Written by `python benchmarks/test_tiers.py [--tier fast|full]`.\n")
+          "Written by `python benchmarks/tier_times.py [--tier fast|full]`.\n")
 
 
 def run(tier):
