@@ -935,7 +935,7 @@ def plot_adult(path, datasets, rows, baselines, config, notes):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        note(notes, "matplotlib is not installed (pip install 'skdp[bench]'): "
+        note(notes, "matplotlib is not installed (pip install '.[bench]' from the checkout): "
                     "the plot was not written")
         return False
     fig, axes = plt.subplots(1, 2, figsize=(12, 5.5))

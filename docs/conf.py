@@ -8,6 +8,7 @@ import os
 import re
 import sys
 import warnings
+from pathlib import Path
 
 import skdp
 
@@ -21,6 +22,7 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.doctest",
     "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",  # MathJax served from _static: formulas render offline
     "matplotlib.sphinxext.plot_directive",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
@@ -31,7 +33,7 @@ source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py",
                     "auto_examples/*.zip", "auto_examples/*.json", "auto_examples/*.md5",
-                    "sg_execution_times.rst"]
+                    "sg_execution_times.rst", "auto_examples/sg_execution_times.rst"]
 templates_path = ["_templates"]
 
 # -- MyST (the Markdown pages) ------------------------------------------------
@@ -67,8 +69,35 @@ def _skip_sklearn_members(app, what, name, obj, skip, options):
     return skip
 
 
+_REMOTE_ASSET = re.compile(
+    r"<(?:script|img)\b[^>]*\bsrc=[\"'](?:https?:)?//|<link\b[^>]*\bhref=[\"'](?:https?:)?//")
+
+
+def _check_no_remote_assets(app, exc):
+    """Fail the html build if a page loads a script, style or image from another host.
+
+    The site must work offline (math included): everything it loads is under
+    ``_static``. Links to other sites (``<a href>``) are fine.
+    """
+    if exc is not None or app.builder.format != "html":
+        return
+    outdir = Path(app.outdir)
+    remote = sorted(str(page.relative_to(outdir)) for page in outdir.rglob("*.html")
+                    if _REMOTE_ASSET.search(page.read_text(encoding="utf-8")))
+    if remote:
+        raise RuntimeError(f"{len(remote)} pages load a script, style or image from "
+                           f"another host (first: {remote[:3]}); serve it from docs/_static "
+                           "so the site works offline")
+    if not (outdir / "_static" / mathjax_path).is_file():
+        raise RuntimeError(f"_static/{mathjax_path} is missing: the math would not render; "
+                           "install the docs extra (pip install \".[docs]\")")
+
+
 def setup(app):
     app.connect("autodoc-skip-member", _skip_sklearn_members)
+    # after sphinx-mathjax-offline's handler (connected when its extension loaded),
+    # which copies MathJax into _static
+    app.connect("build-finished", _check_no_remote_assets, priority=900)
 
 
 # -- the example gallery (executed at build time) -------------------------------
@@ -84,6 +113,8 @@ sphinx_gallery_conf = {
     "within_subsection_order": "FileNameSortKey",
     "show_memory": False,
     "plot_gallery": "True",
+    # its page of run times loads jQuery and DataTables from CDNs (the site is offline)
+    "write_computation_times": False,
 }
 warnings.filterwarnings("ignore", category=UserWarning,
                         message="Matplotlib is currently using agg")
@@ -99,7 +130,9 @@ plot_rcparams = {"figure.figsize": (6.4, 3.4)}
 html_theme = "pydata_sphinx_theme"
 html_title = f"skdp {version}"
 html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["skdp.css"]
+mathjax_path = "mathjax/tex-chtml.js"  # relative to _static (sphinx-mathjax-offline's copy)
 
 # -- doctest (the user guide's testcode blocks) --------------------------------------
 doctest_global_setup = """

@@ -214,4 +214,15 @@ ax.set_title("One accountant across a grid search (4 candidates x 3 folds + refi
 ax.grid(alpha=0.3)
 ax.legend(fontsize=8)
 fig.tight_layout()
+# sphinx_gallery_start_ignore
+# Run as a script without a display (matplotlib's Agg backend): save the figure, say where.
+import sys
+from pathlib import Path
+
+if "sphinx_gallery" not in sys.modules and plt.get_backend().lower() == "agg":
+    saved = Path(Path(__file__).stem + ".png").resolve()
+    fig.savefig(saved)
+    plt.close(fig)
+    print(f"No display: the figure is saved in {saved}")
+# sphinx_gallery_end_ignore
 plt.show()

@@ -160,4 +160,15 @@ ax_tol.set_xlabel("tol_gradient (epsilon = 1)")
 ax_tol.set_title("filled: certified_ is True; label: n_iter_")
 ax_tol.legend(fontsize=7, loc="lower left")
 fig.tight_layout()
+# sphinx_gallery_start_ignore
+# Run as a script without a display (matplotlib's Agg backend): save the figure, say where.
+import sys
+from pathlib import Path
+
+if "sphinx_gallery" not in sys.modules and plt.get_backend().lower() == "agg":
+    saved = Path(Path(__file__).stem + ".png").resolve()
+    fig.savefig(saved)
+    plt.close(fig)
+    print(f"No display: the figure is saved in {saved}")
+# sphinx_gallery_end_ignore
 plt.show()

@@ -111,4 +111,15 @@ ax_acc.legend(loc="lower right", fontsize=8)
 ax_time.set_ylabel("fit time (s, this machine)")
 ax_time.set_title("wall-clock time of the fit")
 fig.tight_layout()
+# sphinx_gallery_start_ignore
+# Run as a script without a display (matplotlib's Agg backend): save the figure, say where.
+import sys
+from pathlib import Path
+
+if "sphinx_gallery" not in sys.modules and plt.get_backend().lower() == "agg":
+    saved = Path(Path(__file__).stem + ".png").resolve()
+    fig.savefig(saved)
+    plt.close(fig)
+    print(f"No display: the figure is saved in {saved}")
+# sphinx_gallery_end_ignore
 plt.show()

@@ -21,7 +21,7 @@ into one shard on a worker (:meth:`DaskLoss.node_shards`), and an active
 node samples its records and adds its own noise there, from a seed the
 driver draws for it; only the noisy messages reach the driver.
 
-Dask is an optional dependency (``pip install "skdp[dask]"``); nothing here
+Dask is an optional dependency (``pip install ".[dask]"`` from a checkout); nothing here
 imports it until a dask collection is passed to ``fit`` or ``predict``.
 """
 
@@ -59,7 +59,8 @@ def _dask():
         import dask.array as da
     except ImportError as error:  # pragma: no cover - dask is in the test extra
         raise ImportError(
-            "Fitting on dask input needs dask: pip install \"skdp[dask]\"."
+            "Fitting on dask input needs dask: pip install \".[dask]\" from the "
+            "skdp checkout (or pip install \"dask[distributed,dataframe]\")."
         ) from error
     return dask, da
 
