@@ -329,12 +329,12 @@ class PrivateEstimatorMixin(AccountedMixin):
         if is_dask_collection(X):
             self._check_dask_solver(solver)
         delta = resolve_delta(self.delta, n)  # what is charged and shown
-        warn_if_delta_voids_guarantee(delta, n, type(self).__name__, stacklevel=5)
+        warn_if_delta_voids_guarantee(delta, n, type(self).__name__, stacklevel=6)
         if key is not None:
             warn_if_seed_replays(self.random_state, accountant, type(self).__name__,
                                  stacklevel=6)
         if is_classifier(self) and getattr(self, "classes", None) is None:
-            warn_labels_read_from_y(type(self).__name__, stacklevel=5)
+            warn_labels_read_from_y(type(self).__name__, stacklevel=6)
         spec = self._problem_spec(solver, n, n_features, self._public_labels(y))
         plan = solver.plan(spec)  # once: this plan is what is checked and charged
         solver.check_backend(spec, "dask" if is_dask_collection(X) else "memory")

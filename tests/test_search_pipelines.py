@@ -48,7 +48,8 @@ def _expected_search_mechanism(search, n, d, scaler_eps):
     trials, refits = [], []
     for eps in scaler_eps:
         plain = DPStandardScaler(BOUNDS, epsilon=eps)
-        scaler = plain._mechanism(calibrate(plain._mechanism, eps, 1e-5))
+        make = lambda z: plain._mechanism(z, 1e-5)  # noqa: E731  (delta 'auto' = 1e-5 here)
+        scaler = make(calibrate(make, eps, 1e-5))
         est = search.estimator.steps[-1][1]
         score = Gaussian(calibrate(noise_mechanism(1e-5), est.epsilon, 1e-5))
         trials.append(AnyOf([Composed([scaler, _estimator_mechanism(est, n - n_val, d)]),

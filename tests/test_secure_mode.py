@@ -164,7 +164,7 @@ def test_every_release_of_a_secure_fit_is_on_its_grid(make):
     (spend,) = accountant.spends
     assert "Gaussian(" not in repr(spend.mechanism).replace("DiscreteGaussian(", "")
     assert "Laplace(" not in repr(spend.mechanism).replace("DiscreteLaplace(", "")
-    assert get_epsilon(spend.mechanism, est.delta) <= est.epsilon * (1 + 1e-9)
+    assert get_epsilon(spend.mechanism, est.privacy_spent_[1]) <= est.epsilon * (1 + 1e-9)
     assert np.all(np.isfinite(est.coef_))
 
 
