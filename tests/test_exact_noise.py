@@ -112,3 +112,81 @@ def test_parameters_are_checked():
         discrete_gaussian(0, 3)
     with pytest.raises(ValueError, match="the bound"):
         uniform_below(0, 3)
+
+
+def _normal_bin_masses(edges, sigma):
+    # a discrete Gaussian of large sigma: the mass of the integers in [a, b)
+    # is the normal mass of [a - 1/2, b - 1/2) up to O(exp(-2 pi^2 sigma^2))
+    return np.diff(stats.norm.cdf((edges - 0.5) / sigma))
+
+
+@pytest.mark.parametrize("sigma", [2**22 + 12345, 1000])
+def test_discrete_gaussian_at_the_doors_scale(sigma):
+    # the door's noise scales in grid units are up to 2**24: the lazy
+    # comparisons and the integer-part table are exercised at that size
+    draws = discrete_gaussian(sigma * sigma, N_DRAWS)
+    edges = np.concatenate([[-10**12], np.round(np.linspace(-5, 5, 101) * sigma), [10**12]])
+    observed = np.histogram(draws, bins=edges)[0]
+    expected = _normal_bin_masses(edges, sigma)
+    expected *= draws.size / expected.sum()
+    keep = expected >= 20
+    observed = np.concatenate([observed[keep], [observed[~keep].sum()]])
+    expected = np.concatenate([expected[keep], [expected[~keep].sum()]])
+    assert stats.chisquare(observed, expected).pvalue > P_THRESHOLD
+
+
+def test_discrete_laplace_at_the_doors_scale():
+    t = 2**22 + 12345
+    draws = discrete_laplace(t, N_DRAWS)
+    edges = np.concatenate([[-10**12], np.round(np.linspace(-8, 8, 161) * t), [10**12]])
+    observed = np.histogram(draws, bins=edges)[0]
+    # P[|Y| >= k] of the discrete Laplace of scale t, q = exp(-1/t): bins [a, b)
+    q = math.exp(-1 / t)
+
+    def below(k):  # P[Y < k] for integer k
+        k = np.asarray(k, dtype=float)
+        neg = np.exp(np.minimum(k - 1, 0) / t) / (1 + q)  # P[Y <= k - 1] for k <= 0
+        pos = 1 - np.exp(-np.maximum(k, 0) / t) / (1 + q)  # for k >= 1
+        return np.where(k <= 0, neg, pos)
+
+    expected = np.diff(below(edges))
+    expected *= draws.size / expected.sum()
+    assert stats.chisquare(observed, expected).pvalue > P_THRESHOLD
+
+
+def test_lazy_bernoulli_of_a_ratio():
+    from skdp.accounting._exact_noise import _bernoulli_ratio
+    # every success of 1/512 and 1/65793 (base-256 digits 0, 128 and 0, 0, 255...)
+    # comes after a tie on the first byte(s); an exact 0 and 1, a denominator
+    # near the limit, per-value denominators
+    cases = [(1, 512), (1, 65793), (0, 7), (7, 7), (2**54 // 3, 2**54 + 1), (85, 256)]
+    for n, m in cases:
+        hits = _bernoulli_ratio(np.full(2_000_000, n, dtype=np.int64), m).sum()
+        p = n / m
+        if p in (0.0, 1.0):
+            assert hits == 2_000_000 * p
+        else:
+            assert stats.binomtest(int(hits), 2_000_000, p).pvalue > P_THRESHOLD
+    n = np.repeat(np.array([1, 5, 2], dtype=np.int64), 200_000)
+    m = np.repeat(np.array([512, 9, 3], dtype=np.int64), 200_000)
+    hits = _bernoulli_ratio(n, m).reshape(3, -1).sum(axis=1)
+    for count, p in zip(hits, (1 / 512, 5 / 9, 2 / 3)):
+        assert stats.binomtest(int(count), 200_000, p).pvalue > P_THRESHOLD
+
+
+def test_exp_table_is_exact():
+    from skdp.accounting._exact_noise import _exp_floor
+    # floor(exp(-w) 2^bits) against an independent Fraction bracket of exp(-w)
+    for w, bits in [(1, 64), (7, 128), (64, 200)]:
+        terms = [Fraction((-w) ** k, math.factorial(k)) for k in range(4 * w + 80)]
+        value = sum(terms)  # alternating tail far below 2**-bits
+        assert _exp_floor(w, bits) == math.floor(value * 2**bits)
+
+
+def test_bernoulli_exp_beyond_the_table():
+    # gamma = 64.5 and 65: exp(-gamma) ~ 1e-28, never a success in 10^5 draws;
+    # gamma = 0 always succeeds
+    n = np.array([129] * 50_000 + [65] * 50_000 + [0] * 1000)
+    d = np.array([2] * 50_000 + [1] * 50_000 + [5] * 1000)
+    hits = bernoulli_exp(n, d)
+    assert not hits[:100_000].any() and hits[100_000:].all()

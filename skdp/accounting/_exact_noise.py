@@ -25,6 +25,7 @@ C. Canonne, G. Kamath and T. Steinke, "The Discrete Gaussian for
 Differential Privacy", NeurIPS 2020 (arXiv:2004.00010), Algorithms 1, 2, 3.
 """
 
+import functools
 import math
 import os
 from fractions import Fraction
@@ -36,10 +37,13 @@ __all__ = ["random_words", "uniform_below", "bernoulli_exp", "discrete_laplace",
 
 # every modulus handed to uniform_below stays below this (room for K * d)
 _LIMIT = 1 << 62
+# every denominator of a lazy Bernoulli comparison stays below this (256 m < 2**63)
+_RATIO_LIMIT = 1 << 55
+# Laplace proposals per discrete Gaussian draw asked for in a round (about
+# 1 / 0.63 for the Laplace step times 1 / 0.76 for the Gaussian one)
+_GAUSSIAN_OVERSAMPLE = 2.15
 # candidate words drawn per pending value and round of uniform_below
 _CANDIDATES = 2
-# Bernoulli(exp(-1)) trials drawn per pending value and round of a geometric count
-_TRIALS = 2
 
 
 def random_words(size, dtype=np.uint64):
@@ -72,58 +76,198 @@ def uniform_below(m, size):
     return out
 
 
+def _random_bytes(size):
+    """``size`` uniform bytes (uint8) from the OS CSPRNG."""
+    return random_words(size, np.uint8)
+
+
+def _bernoulli_ratio(n, m):
+    """Bernoulli(n_i / m) for an int64 array ``0 <= n_i <= m``, ``1 <= m < 2**55`` (int or array).
+
+    A lazy comparison of a uniform U in [0, 1), drawn a byte at a time, with
+    the base-256 expansion of ``n / m``, in integer multiplications: with
+    ``s = 256 r`` (``r`` the current remainder, first ``n``) and ``W`` the
+    next byte of U, ``(W + 1) m <= s`` means U is below ``n / m`` whatever
+    its later bytes (a success), ``W m > s`` means it is above (a failure),
+    and otherwise (``W = floor(s / m)``, probability <= 1/256) the comparison
+    goes on with the remainder ``s - W m``. Exactly Bernoulli(n / m); about
+    one byte per draw, no division.
+    """
+    n = np.asarray(n, dtype=np.int64).ravel()
+    result = np.zeros(n.size, dtype=bool)
+    pending = None  # all positions, in the first round
+    r = n
+    scalar = np.ndim(m) == 0
+    mm = int(m) if scalar else np.asarray(m, dtype=np.int64).ravel()
+    while r.size:
+        s = r << 8
+        wm = _random_bytes(r.size).astype(np.int64) * mm
+        success = wm + mm <= s
+        tie = wm <= s
+        tie &= ~success
+        if pending is None:
+            result[success] = True
+            pending = np.flatnonzero(tie)
+        else:
+            result[pending[success]] = True
+            pending = pending[tie]
+        r = (s - wm)[tie]
+        if not scalar:
+            mm = mm[tie]
+    return result
+
+
+def _exp_floor(w, bits):
+    """``floor(exp(-w) * 2**bits)`` for an integer ``w >= 1``, exactly (integers only).
+
+    ``e`` is bracketed by integer bounds ``E_lo <= e 2^P <= E_hi`` from its
+    series; then ``2^(bits + P w) / E^w`` brackets the target, and ``P`` grows
+    until both ends have the same floor (``exp(-w)`` is irrational, so they
+    eventually do).
+    """
+    precision = bits + 64
+    while True:
+        one = 1 << precision
+        total, term, k = 0, one, 0
+        while term:
+            total += term
+            k += 1
+            term //= k
+        e_lo, e_hi = total, total + k + 2  # k floors lost <= 1 each; the tail <= 2 / k!
+        numerator = 1 << (bits + precision * w)
+        low, high = numerator // e_hi ** w, numerator // e_lo ** w
+        if low == high:
+            return low
+        precision *= 2
+
+
+# Bernoulli(exp(-w)) for w = 1.._EXP_TABLE_MAX by lazy comparison with the
+# first _EXP_TABLE_BYTES bytes of exp(-w) (exact integers, computed once)
+_EXP_TABLE_MAX = 64
+_EXP_TABLE_BYTES = 16
+
+
+@functools.lru_cache(maxsize=None)
+def _exp_bytes(nbytes):
+    """Table ``(w, j) -> byte j of exp(-w)`` in base 256, ``w`` in [0, _EXP_TABLE_MAX]."""
+    table = np.zeros((_EXP_TABLE_MAX + 1, nbytes), dtype=np.int64)
+    for w in range(1, _EXP_TABLE_MAX + 1):
+        value = _exp_floor(w, 8 * nbytes)
+        table[w] = [(value >> (8 * (nbytes - 1 - j))) & 255 for j in range(nbytes)]
+    return table
+
+
+def _bernoulli_exp_integer(w):
+    """Bernoulli(exp(-w_i)) for an int64 array ``1 <= w_i <= _EXP_TABLE_MAX``.
+
+    A uniform U in [0, 1) drawn a byte at a time is compared with the exact
+    base-256 expansion of ``exp(-w)`` (success when U is below it); the
+    expansion is extended exactly when a value ties on every tabled byte.
+    """
+    w = np.asarray(w, dtype=np.int64).ravel()
+    result = np.zeros(w.size, dtype=bool)
+    pending = np.arange(w.size)
+    nbytes = _EXP_TABLE_BYTES
+    table = _exp_bytes(nbytes)
+    j = 0
+    while pending.size:
+        if j == nbytes:  # a tie on every tabled byte (probability 2**-128): more bytes
+            nbytes *= 2
+            table = _exp_bytes(nbytes)
+        digit = table[w[pending], j]
+        u = _random_bytes(pending.size).astype(np.int64)
+        result[pending[u < digit]] = True
+        pending = pending[u == digit]
+        j += 1
+    return result
+
+
 def _bernoulli_exp_fraction(n, d):
     """Bernoulli(exp(-n_i / d)) for an int64 array ``0 <= n_i <= d`` (CKS20 Alg. 1, gamma <= 1).
 
     K = 1; while Bernoulli(gamma / K): K += 1; return K odd. Bernoulli(n / (d K))
-    is ``uniform_below(d K) < n``.
+    is a lazy comparison (:func:`_bernoulli_ratio`), or Bernoulli(n / d) and
+    Bernoulli(1 / K) together when ``d K`` is beyond its range.
     """
     n = np.asarray(n, dtype=np.int64).ravel()
     d = int(d)
+    if d >= _RATIO_LIMIT:
+        raise ValueError("bernoulli_exp: the denominator is too large for the sampler.")
     result = np.empty(n.size, dtype=bool)
-    pending = np.arange(n.size)
+    pending, values = np.arange(n.size), n
     k = 1
     while pending.size:
-        if d * k >= _LIMIT:
-            raise ValueError("bernoulli_exp: the denominator is too large for the sampler.")
-        success = uniform_below(d * k, pending.size) < n[pending]
+        if d * k < _RATIO_LIMIT:
+            success = _bernoulli_ratio(values, d * k)
+        else:
+            success = (_bernoulli_ratio(values, d)
+                       & _bernoulli_ratio(np.ones(values.size, np.int64), k))
         result[pending[~success]] = (k % 2 == 1)
-        pending = pending[success]
+        pending, values = pending[success], values[success]
         k += 1
     return result
 
 
-def _bernoulli_exp_minus_one(size):
-    return _bernoulli_exp_fraction(np.ones(size, np.int64), 1)
+def _bernoulli_exp_whole(whole):
+    """Bernoulli(exp(-w_i)) for an int64 array ``w_i >= 0``: tabled factors of at most
+    exp(-_EXP_TABLE_MAX), all of which must succeed."""
+    whole = np.asarray(whole, dtype=np.int64).ravel()
+    result = np.ones(whole.size, dtype=bool)
+    remaining = whole.copy()
+    pending = np.flatnonzero(remaining > 0)
+    while pending.size:
+        step = np.minimum(remaining[pending], _EXP_TABLE_MAX)
+        success = _bernoulli_exp_integer(step)
+        result[pending[~success]] = False
+        remaining[pending] -= step
+        pending = pending[success & (remaining[pending] > 0)]
+    return result
+
+
+def _bernoulli_exp_common(n, d):
+    """Bernoulli(exp(-n_i / d)) for an int64 array ``n >= 0`` and one denominator ``d``."""
+    result = np.empty(n.size, dtype=bool)
+    large = np.flatnonzero(n >= d)
+    if large.size:  # gamma >= 1: the integer part first
+        whole, rest = np.divmod(n[large], d)
+        survive = _bernoulli_exp_whole(whole)
+        small = np.ones(n.size, dtype=bool)
+        small[large] = False
+        small = np.flatnonzero(small)
+        result[large[~survive]] = False
+        result[small] = _bernoulli_exp_fraction(n[small], d)
+        kept = large[survive]
+        result[kept] = _bernoulli_exp_fraction(rest[survive], d)
+    else:
+        result[:] = _bernoulli_exp_fraction(n, d)
+    return result
 
 
 def _failures_before_success(size):
-    """Number of Bernoulli(exp(-1)) successes before the first failure, ``size`` times.
-
-    ``_TRIALS`` trials per pending count and round; a count whose trials all
-    succeeded adds them and goes on (i.i.d. trials: the law of the sequential loop).
-    """
+    """Number of Bernoulli(exp(-1)) successes before the first failure, ``size`` times."""
     v = np.zeros(size, dtype=np.int64)
     live = np.arange(size)
     while live.size:
-        trials = _bernoulli_exp_minus_one(live.size * _TRIALS).reshape(live.size, _TRIALS)
-        leading = np.where(trials.all(axis=1), _TRIALS, trials.argmin(axis=1))
-        v[live] += leading
-        live = live[leading == _TRIALS]
+        success = _bernoulli_exp_integer(np.ones(live.size, np.int64))
+        live = live[success]
+        v[live] += 1
     return v
 
 
 def bernoulli_exp(n, d):
     """Bernoulli(exp(-n_i / d_i)) for integer arrays ``n >= 0``, ``d >= 1`` (CKS20 Alg. 1).
 
-    ``floor(gamma)`` Bernoulli(exp(-1)) trials must all succeed, then one
-    Bernoulli(exp(-(gamma - floor(gamma)))).
+    ``exp(-gamma) = exp(-floor(gamma)) exp(-(gamma - floor(gamma)))``: a
+    Bernoulli of each factor, both of which must succeed (the integer part
+    by the exact expansion of ``exp(-w)``, the fractional one by the
+    alternating series).
 
     Parameters
     ----------
     n, d : array-like of int
         Numerators and denominators (int64, or Python integers of any size
-        in an object array: their quotient and remainder are taken exactly).
+        in an object array: their quotient and remainder are taken exactly);
+        ``d < 2**55``.
 
     Returns
     -------
@@ -144,22 +288,12 @@ def bernoulli_exp(n, d):
         d = d.astype(np.int64).ravel()
         if n.size and (n.min() < 0 or d.min() < 1):
             raise ValueError("bernoulli_exp: needs n >= 0 and d >= 1.")
+        if d.size and d.min() == d.max():
+            return _bernoulli_exp_common(n, int(d[0])).reshape(shape)
         whole, rest = np.divmod(n, d)
-    result = np.ones(whole.size, dtype=bool)
-    pending = np.flatnonzero(whole > 0)
-    remaining = whole.copy()
-    columns = np.arange(_TRIALS)
-    while pending.size:
-        # up to _TRIALS of each value's remaining Bernoulli(exp(-1)) trials per round
-        trials = _bernoulli_exp_minus_one(pending.size * _TRIALS).reshape(-1, _TRIALS)
-        used = columns < remaining[pending, None]
-        failed = (used & ~trials).any(axis=1)
-        result[pending[failed]] = False
-        pending = pending[~failed]
-        remaining[pending] -= _TRIALS
-        pending = pending[remaining[pending] > 0]
+    result = _bernoulli_exp_whole(whole)
     alive = np.flatnonzero(result)
-    # one vectorised run per distinct denominator (one in the samplers' use)
+    # one vectorised run per distinct denominator
     for denominator in np.unique(d[alive]):
         group = alive[d[alive] == denominator]
         result[group] = _bernoulli_exp_fraction(rest[group], int(denominator))
@@ -192,6 +326,16 @@ def _check_positive_int(value, name):
     return int(value)
 
 
+def _laplace_proposals(t, s, m):
+    """The accepted ones of ``m`` proposals of CKS20 Alg. 2: i.i.d. discrete Laplace draws."""
+    u = uniform_below(t, m)
+    u = u[_bernoulli_exp_fraction(u, t)]
+    x = (u + t * _failures_before_success(u.size)) // s
+    negative = np.unpackbits(_random_bytes((u.size + 7) // 8))[:u.size].astype(bool)
+    keep = ~(negative & (x == 0))  # -0 is rejected: 0 is drawn once, not twice
+    return np.where(negative, -x, x)[keep]
+
+
 def discrete_laplace(t, size, s=1):
     r"""Exact draws of the discrete Laplace law of scale ``t / s`` (CKS20 Alg. 2).
 
@@ -214,15 +358,7 @@ def discrete_laplace(t, size, s=1):
         raise ValueError("discrete_laplace: t must be < 2**61.")
     shape = (size,) if np.ndim(size) == 0 else tuple(size)
 
-    def accepted(m):
-        u = uniform_below(t, m)
-        u = u[_bernoulli_exp_fraction(u, t)]
-        x = (u + t * _failures_before_success(u.size)) // s
-        negative = (random_words(u.size, np.uint8) & np.uint8(1)).astype(bool)
-        keep = ~(negative & (x == 0))  # -0 is rejected: 0 is drawn once, not twice
-        return np.where(negative, -x, x)[keep]
-
-    return _fill(shape, accepted, 1.8)
+    return _fill(shape, lambda m: _laplace_proposals(t, s, m), 1.8)
 
 
 def discrete_gaussian(sigma2, size):
@@ -259,21 +395,21 @@ def discrete_gaussian(sigma2, size):
         factor, offset, den = 1, t, 2 * t * t
     else:
         factor, offset, den = q * t, p, 2 * p * q * t * t
-    if den >= _LIMIT // 64:
+    if den >= _RATIO_LIMIT:
         raise ValueError("discrete_gaussian: sigma2 is too large or its denominator too "
-                         "fine for the sampler (keep the acceptance denominator below 2**56).")
+                         "fine for the sampler (keep the acceptance denominator below 2**55).")
     shape = (size,) if np.ndim(size) == 0 else tuple(size)
 
     def accepted(m):
-        y = discrete_laplace(t, m)
+        y = _laplace_proposals(t, 1, m)
         magnitude = np.abs(y)
         if magnitude.max(initial=0) < (1 << 30) // factor and offset < (1 << 30):
             a = factor * magnitude - offset  # a^2 < 2**62
-            accept = bernoulli_exp(a * a, den)
+            accept = _bernoulli_exp_common(a * a, den)
         else:  # Python integers for the (rare, or huge-parameter) large values
             a = [factor * int(v) - offset for v in magnitude]
             accept = bernoulli_exp(np.array([x * x for x in a], dtype=object),
                                    np.full(len(a), den, dtype=np.int64))
         return y[accept]
 
-    return _fill(shape, accepted, 1.5)
+    return _fill(shape, accepted, _GAUSSIAN_OVERSAMPLE)
