@@ -190,3 +190,23 @@ def test_bernoulli_exp_beyond_the_table():
     d = np.array([2] * 50_000 + [1] * 50_000 + [5] * 1000)
     hits = bernoulli_exp(n, d)
     assert not hits[:100_000].any() and hits[100_000:].all()
+
+
+def test_geometric_count_by_inversion():
+    from skdp.accounting._exact_noise import (
+        _failures_after_first_byte,
+        _failures_before_success,
+    )
+    # P[V = v] = exp(-v) (1 - exp(-1)): the count of Bernoulli(exp(-1)) successes
+    draws = _failures_before_success(N_DRAWS)
+    support = np.arange(0, 40)
+    pmf = np.exp(-support) * (1 - math.exp(-1))
+    assert _chi_square_p(draws, support, pmf) > P_THRESHOLD
+    # the path of a first byte 0 (U < 1/256, every threshold from exp(-6) on
+    # tied): V >= 5 and P[V >= v | U < 1/256] = 256 exp(-v) for v >= 6
+    slow = np.array([_failures_after_first_byte(0) for _ in range(20_000)])
+    assert slow.min() >= 5
+    support = np.arange(5, 40)
+    tail = np.minimum(256 * np.exp(-support.astype(float)), 1.0)
+    pmf = tail - np.append(tail[1:], 0.0)
+    assert _chi_square_p(slow, support, pmf / pmf.sum()) > P_THRESHOLD

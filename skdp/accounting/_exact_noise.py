@@ -42,8 +42,6 @@ _RATIO_LIMIT = 1 << 55
 # Laplace proposals per discrete Gaussian draw asked for in a round (about
 # 1 / 0.63 for the Laplace step times 1 / 0.76 for the Gaussian one)
 _GAUSSIAN_OVERSAMPLE = 2.15
-# candidate words drawn per pending value and round of uniform_below
-_CANDIDATES = 2
 
 
 def random_words(size, dtype=np.uint64):
@@ -69,7 +67,8 @@ def uniform_below(m, size):
     filled = 0
     while filled < size:
         need = size - filled
-        u = random_words(need + need // _CANDIDATES + 16, word) & mask
+        # about need / P[kept] words: the kept ones fill the slots in one round mostly
+        u = random_words(need * (int(mask) + 1) // m + need // 32 + 16, word) & mask
         u = u[u < m][:need] if (m - 1) != int(mask) else u[:need]
         out[filled:filled + u.size] = u
         filled += u.size
@@ -117,6 +116,7 @@ def _bernoulli_ratio(n, m):
     return result
 
 
+@functools.lru_cache(maxsize=1024)
 def _exp_floor(w, bits):
     """``floor(exp(-w) * 2**bits)`` for an integer ``w >= 1``, exactly (integers only).
 
@@ -157,21 +157,23 @@ def _exp_bytes(nbytes):
     return table
 
 
-def _bernoulli_exp_integer(w):
+def _bernoulli_exp_integer(w, start=0):
     """Bernoulli(exp(-w_i)) for an int64 array ``1 <= w_i <= _EXP_TABLE_MAX``.
 
     A uniform U in [0, 1) drawn a byte at a time is compared with the exact
     base-256 expansion of ``exp(-w)`` (success when U is below it); the
     expansion is extended exactly when a value ties on every tabled byte.
+    ``start > 0``: U's first ``start`` bytes are known to equal the
+    expansion's (the comparison goes on from byte ``start``).
     """
     w = np.asarray(w, dtype=np.int64).ravel()
     result = np.zeros(w.size, dtype=bool)
     pending = np.arange(w.size)
     nbytes = _EXP_TABLE_BYTES
     table = _exp_bytes(nbytes)
-    j = 0
+    j = int(start)
     while pending.size:
-        if j == nbytes:  # a tie on every tabled byte (probability 2**-128): more bytes
+        while j >= nbytes:  # a tie on every tabled byte (probability 2**-128): more bytes
             nbytes *= 2
             table = _exp_bytes(nbytes)
         digit = table[w[pending], j]
@@ -244,14 +246,53 @@ def _bernoulli_exp_common(n, d):
 
 
 def _failures_before_success(size):
-    """Number of Bernoulli(exp(-1)) successes before the first failure, ``size`` times."""
-    v = np.zeros(size, dtype=np.int64)
-    live = np.arange(size)
-    while live.size:
-        success = _bernoulli_exp_integer(np.ones(live.size, np.int64))
-        live = live[success]
-        v[live] += 1
+    """``size`` draws of V with ``P[V >= v] = exp(-v)``: the number of Bernoulli(exp(-1))
+    successes before the first failure.
+
+    By inversion with one uniform U: V is the number of thresholds
+    ``exp(-1) > exp(-2) > ...`` above U. U's first byte settles every
+    threshold whose first base-256 digit differs from it; a threshold it ties
+    with is settled by U's next bytes (lazily, against the exact digits), and
+    the first byte 0, which ties with every threshold from ``exp(-6)`` on
+    (probability 1/256), by U's first 16 bytes against them as integers.
+    """
+    above, tied = _first_byte_counts()
+    w = _random_bytes(size)
+    v = above[w]  # thresholds surely above U
+    ties = tied[w]
+    single = np.flatnonzero(ties == 1)
+    if single.size:
+        v[single] += _bernoulli_exp_integer(v[single] + 1, start=1)
+    for i in np.flatnonzero(ties > 1):
+        v[i] = _failures_after_first_byte(int(w[i]))
     return v
+
+
+@functools.lru_cache(maxsize=None)
+def _first_byte_counts():
+    """For each first byte of U: how many thresholds ``exp(-v)`` have a larger first
+    digit (surely above U), and how many the same one (tied)."""
+    digits = _exp_bytes(_EXP_TABLE_BYTES)[1:, 0]
+    byte = np.arange(256)
+    above = (digits[None, :] > byte[:, None]).sum(axis=1).astype(np.int64)
+    tied = (digits[None, :] == byte[:, None]).sum(axis=1).astype(np.int64)
+    return above, tied
+
+
+def _failures_after_first_byte(first):
+    """V of :func:`_failures_before_success` given U's first byte, from U's later bytes."""
+    nbytes = _EXP_TABLE_BYTES
+    u = int.from_bytes(bytes([first]) + os.urandom(nbytes - 1), "big")
+    while True:
+        thresholds = [_exp_floor(v, 8 * nbytes) for v in range(1, _EXP_TABLE_MAX + 1)]
+        if u not in thresholds:  # else U ties one on every byte drawn: more bytes
+            count = sum(threshold > u for threshold in thresholds)
+            if count < _EXP_TABLE_MAX:
+                return count
+            # U < exp(-64): V >= 64, and V - 64 is a fresh draw (the law is memoryless)
+            return count + int(_failures_before_success(1)[0])
+        u = (u << (8 * nbytes)) | int.from_bytes(os.urandom(nbytes), "big")
+        nbytes *= 2
 
 
 def bernoulli_exp(n, d):
