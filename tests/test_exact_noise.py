@@ -210,3 +210,20 @@ def test_geometric_count_by_inversion():
     tail = np.minimum(256 * np.exp(-support.astype(float)), 1.0)
     pmf = tail - np.append(tail[1:], 0.0)
     assert _chi_square_p(slow, support, pmf / pmf.sum()) > P_THRESHOLD
+
+
+@pytest.mark.parametrize("shape, gamma", [(0.0, 0.2), (1.0, 0.3), (0.5, 0.25), (2.5, 0.4)])
+def test_truncated_negative_binomial_matches_its_pmf(shape, gamma):
+    # the secret number of runs of a private search in secure mode:
+    # P[K = k] ~ (1 - gamma)^k C(k + shape - 1, k) for k >= 1 (logarithmic for shape 0)
+    from skdp.accounting._exact_noise import truncated_negative_binomial
+    draws = np.array([truncated_negative_binomial(shape, gamma) for _ in range(10_000)])
+    assert draws.min() >= 1
+    k = np.arange(1, 200)
+    if shape == 0:
+        log_w = k * math.log1p(-gamma) - np.log(k)
+    else:
+        log_w = (k * math.log1p(-gamma) + np.array([math.lgamma(j + shape) for j in k])
+                 - np.array([math.lgamma(j + 1) for j in k]))
+    pmf = np.exp(log_w - log_w.max())
+    assert _chi_square_p(draws, k, pmf / pmf.sum()) > P_THRESHOLD

@@ -117,8 +117,9 @@ def test_discretize_maps_the_leaves_and_refuses_what_has_no_secure_form():
                                          SparseVector(1.0, 1.0)))
     with pytest.raises(ValueError, match="Gaussian sparse vector"):
         discretize(Repeated(GaussianSparseVector(1.0, 1.0, 3), 2))
-    with pytest.raises(ValueError, match="repeat-and-select"):
-        discretize(RepeatAndSelect(Gaussian(1.0), 0.5))
+    # the selection keeps its form around the discrete run (the door draws K exactly)
+    assert discretize(RepeatAndSelect(Gaussian(1.0), 0.5, 2.0)) == \
+        RepeatAndSelect(DiscreteGaussian(1.0), 0.5, 2.0)
 
 
 def test_discrete_mechanisms_round_trip_through_the_ledger(tmp_path):

@@ -28,12 +28,13 @@ Differential Privacy", NeurIPS 2020 (arXiv:2004.00010), Algorithms 1, 2, 3.
 import functools
 import math
 import os
+import secrets
 from fractions import Fraction
 
 import numpy as np
 
 __all__ = ["random_words", "uniform_below", "bernoulli_exp", "discrete_laplace",
-           "discrete_gaussian"]
+           "discrete_gaussian", "truncated_negative_binomial"]
 
 # every modulus handed to uniform_below stays below this (room for K * d)
 _LIMIT = 1 << 62
@@ -454,3 +455,68 @@ def discrete_gaussian(sigma2, size):
         return y[accept]
 
     return _fill(shape, accepted, _GAUSSIAN_OVERSAMPLE)
+
+
+def _geometric_count(numerator, denominator):
+    """Successes of Bernoulli(q) before the first failure, ``q = numerator / denominator``
+    (each an exact uniform integer below the denominator, from the OS CSPRNG through
+    :mod:`secrets`, compared with the numerator): ``P[G = g] = q^g (1 - q)``."""
+    count = 0
+    while secrets.randbelow(denominator) < numerator:
+        count += 1
+    return count
+
+
+def truncated_negative_binomial(shape, gamma):
+    r"""One exact draw of the number of runs ``K >= 1`` of a repeat-and-select selection.
+
+    :math:`P[K = k] \propto (1 - \gamma)^k \binom{k + \eta - 1}{k}` for
+    :math:`k \ge 1` (Papernot and Steinke 2022), ``shape`` :math:`= \eta \ge 0`,
+    ``gamma`` :math:`\in (0, 1)`; both are floats, hence exact dyadic
+    rationals, and every step below is an exact Bernoulli of a rational:
+
+    - :math:`\eta = 0` (logarithmic law, :math:`\propto q^k / k`,
+      :math:`q = 1 - \gamma`): ``1 + G`` with ``G`` geometric of ratio ``q``,
+      kept with probability ``1 / (1 + G)``;
+    - :math:`\eta = m + f > 0` (``m`` an integer, ``0 <= f < 1``): the
+      untruncated negative binomial of shape :math:`\eta` is the sum of ``m``
+      geometric counts and one of shape ``f``, whose law
+      :math:`\propto q^k \prod_{i \le k} (i - 1 + f) / i` is a geometric
+      count ``k`` kept with probability :math:`\prod_{i \le k} (i - 1 + f) / i
+      \le 1`; a sum of 0 is rejected (the truncation to ``K >= 1``).
+
+    Parameters
+    ----------
+    shape : float
+        :math:`\eta \ge 0`.
+    gamma : float
+        :math:`\gamma \in (0, 1)`.
+
+    Returns
+    -------
+    int
+    """
+    gamma, shape = Fraction(gamma), Fraction(shape)
+    if not (0 < gamma < 1 and shape >= 0):
+        raise ValueError("truncated_negative_binomial: needs 0 < gamma < 1 and shape >= 0.")
+    q = 1 - gamma
+    qn, qd = q.numerator, q.denominator
+    if shape == 0:
+        while True:
+            k = 1 + _geometric_count(qn, qd)
+            if secrets.randbelow(k) == 0:
+                return k
+    whole = math.floor(shape)
+    fn, fd = (shape - whole).numerator, (shape - whole).denominator
+    while True:
+        k = sum(_geometric_count(qn, qd) for _ in range(whole))
+        if fn:
+            while True:
+                extra = _geometric_count(qn, qd)
+                # Bernoulli((i - 1 + f) / i) for i = 1..extra, all successes
+                if all(secrets.randbelow(i * fd) < (i - 1) * fd + fn
+                       for i in range(1, extra + 1)):
+                    break
+            k += extra
+        if k >= 1:
+            return k

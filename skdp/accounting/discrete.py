@@ -47,8 +47,10 @@ grid units would exceed :math:`2^{24}`, see ``release.secure_grid``).
 The sparse vector technique with discrete Laplace noise on integer queries
 keeps its pure-DP proof (it only uses the ratio bound of the Laplace law
 under shifts by the sensitivity); :class:`~skdp.accounting.SparseVector`
-therefore stays as it is. The Gaussian sparse vector and the repeat-and-
-select selection have no secure form here: :func:`discretize` refuses them.
+therefore stays as it is. The repeat-and-select selection keeps its form
+around the discrete runs (its theorem holds for any run; the door draws its
+number of runs exactly). The Gaussian sparse vector has no secure form here:
+:func:`discretize` refuses it.
 """
 
 from __future__ import annotations
@@ -230,8 +232,7 @@ def discretize(mechanism: Mechanism) -> Mechanism:
     Raises
     ------
     ValueError
-        For a part with no secure form (``GaussianSparseVector``,
-        ``RepeatAndSelect``).
+        For a part with no secure form (``GaussianSparseVector``).
     """
     if isinstance(mechanism, Gaussian):
         return DiscreteGaussian(mechanism.noise_multiplier)
@@ -246,10 +247,10 @@ def discretize(mechanism: Mechanism) -> Mechanism:
             "(its accounting is proved for continuous Gaussian noise only); use delta=0 "
             "(the Laplace sparse vector) or secure_mode=False.")
     if isinstance(mechanism, RepeatAndSelect):
-        raise ValueError(
-            "secure_mode=True has no exact sampler for the random number of runs of a "
-            "repeat-and-select search; use a search without a random number of runs or "
-            "secure_mode=False.")
+        # the door draws the number of runs exactly (secret_run_count); the
+        # selection's theorem holds for any run, here the discrete one
+        return RepeatAndSelect(discretize(mechanism.mechanism), mechanism.gamma,
+                               mechanism.shape)
     if isinstance(mechanism, PoissonSampled):
         return PoissonSampled(mechanism.rate, discretize(mechanism.mechanism))
     if isinstance(mechanism, Activated):

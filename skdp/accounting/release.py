@@ -66,8 +66,9 @@ released value is that integer times :math:`\gamma`, an exact multiple of
 the grid, recorded with it (``Release.grid``). No floating-point number
 enters the noise; the rounding of the exact value is a 1-Lipschitz map of
 it (values beyond :math:`2^{62}` grid units are clipped, which is too). The
-operator door (:func:`release_operator`) and the secret run count
-(:func:`secret_run_count`) have no secure form and refuse a secure stream.
+secret run count of a private selection (:func:`secret_run_count`) is drawn
+exactly too (Bernoulli draws of rationals from the OS CSPRNG). The operator
+door (:func:`release_operator`) has no secure form and refuses a secure stream.
 
 Recording
 ---------
@@ -492,7 +493,10 @@ def secret_run_count(selection, rng):
         The selection; ``K`` follows its truncated negative binomial law
         :math:`\mathcal{D}_{\eta, \gamma}`.
     rng : numpy.random.Generator
-        A secret stream: releasing ``K`` voids the selection's guarantee.
+        A secret stream: releasing ``K`` voids the selection's guarantee. A
+        :class:`SecureGenerator` (or a draw inside a secure fit) draws ``K``
+        exactly from the OS CSPRNG
+        (:func:`~skdp.accounting._exact_noise.truncated_negative_binomial`).
 
     Returns
     -------
@@ -500,10 +504,9 @@ def secret_run_count(selection, rng):
         The number of runs, >= 1 (a logarithmic draw for :math:`\eta = 0`,
         else a negative binomial draw conditioned on being >= 1).
     """
-    if isinstance(rng, SecureGenerator):
-        raise ValueError(
-            "secure_mode=True has no exact sampler for the secret number of runs of a "
-            "repeat-and-select search; use secure_mode=False.")
+    if isinstance(rng, SecureGenerator) or is_secure_accounting():
+        # exact, from the OS CSPRNG: Bernoulli draws of rationals only
+        return _exact_noise.truncated_negative_binomial(selection.shape, selection.gamma)
     if selection.shape == 0:
         return int(rng.logseries(1.0 - selection.gamma))
     while True:
