@@ -31,15 +31,17 @@ from ._planned_charges import (
     final_estimator,
     planned_charges,
 )
-from ._seeding import covered_stream, noise_generator, seed_key
+from ._seeding import covered_stream
 from .accounting import (
     AnyOf,
     BudgetAccountant,
     Composed,
     RepeatAndSelect,
     calibrate,
+    discretize,
     get_epsilon,
     noise_mechanism,
+    secure_accounting,
 )
 from .accounting.release import release, secret_run_count  # the release door
 from .exceptions import warn_if_seed_replays, warn_labels_read_from_y
@@ -69,7 +71,7 @@ def _name_of(estimator):
     return type(estimator).__name__
 
 
-def _covered_fit(estimator, rng, X, y):
+def _covered_fit(estimator, rng, X, y, secure=False):
     """A fit already covered by the search's charge.
 
     It runs with a fresh accountant of its own (the released model's then
@@ -79,7 +81,10 @@ def _covered_fit(estimator, rng, X, y):
     its noise from a child of the search's stream passed through
     :func:`~skdp._seeding.covered_stream`: the model keeps the template's
     ``random_state`` and ``verbose``, and holds no seed that would replay
-    its noise.
+    its noise. In secure mode (``secure``: every charged step has
+    ``secure_mode=True``) the steps draw secure noise whatever the stream,
+    and their ``random_state``, which secure noise ignores, is set aside
+    during the fit (no warning per trial).
     """
     accountant = BudgetAccountant()
     quiet, loud = {}, {}
@@ -87,8 +92,12 @@ def _covered_fit(estimator, rng, X, y):
         quiet["verbose"], loud["verbose"] = False, estimator.verbose
     for prefix, step in charged_steps(estimator):
         quiet[f"{prefix}accountant"] = accountant
-        if "verbose" in step.get_params(deep=False):
+        params = step.get_params(deep=False)
+        if "verbose" in params:
             quiet[f"{prefix}verbose"], loud[f"{prefix}verbose"] = 0, step.verbose
+        if secure and "random_state" in params:
+            quiet[f"{prefix}random_state"] = None
+            loud[f"{prefix}random_state"] = step.random_state
     model = clone(estimator).set_params(**quiet)
     with covered_stream(rng.bit_generator.seed_seq.spawn(1)[0]):
         model.fit(X, y)
@@ -106,6 +115,7 @@ class PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Bas
         "delta": [None, Interval(Real, 0, 1, closed="left")],
         "accountant": [None, InstanceOf(BudgetAccountant, name="a BudgetAccountant")],
         "random_state": RANDOM_STATE,
+        "secure_mode": [Boolean],
     }
 
     # -- what subclasses provide -------------------------------------------
@@ -142,13 +152,22 @@ class PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Bas
                 "before the search reads data."
             )
         check_search_pipeline(type(self).__name__, estimator)
-        if any(step.get_params(deep=False).get("secure_mode", False) is True
-               for _, step in charged_steps(estimator)):
+        if not self._secure() and any(
+                step.get_params(deep=False).get("secure_mode", False) is True
+                for _, step in charged_steps(estimator)):
             raise ValueError(
-                f"{type(self).__name__}: secure_mode=True is not available for private "
-                "searches: the secret number of runs of the selection (a truncated negative "
-                "binomial) has no exact sampler yet. Fit the chosen estimator with "
-                "secure_mode=True after a search with secure_mode=False.")
+                f"{type(self).__name__}: a step of the estimator has secure_mode=True but "
+                "the search has secure_mode=False; the search's own noise (the validation "
+                "scores) and its number of trials would not be secure. Pass "
+                "secure_mode=True to the search (its fits then all run in secure mode).")
+        if self._secure():
+            lacking = [type(step).__name__ for _, step in charged_steps(estimator)
+                       if "secure_mode" not in step.get_params(deep=False)]
+            if lacking:
+                raise ValueError(
+                    f"{type(self).__name__}: secure_mode=True needs every charged step to "
+                    f"run in secure mode, but {', '.join(lacking)} has no secure_mode "
+                    "parameter; drop that step or use secure_mode=False.")
         accountants = {id(step.accountant): step.accountant
                        for _, step in charged_steps(estimator) if step.accountant is not None}
         if len(accountants) > 1:
@@ -156,6 +175,15 @@ class PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Bas
                 f"{type(self).__name__}: the pipeline's charged steps name different "
                 "accountants; the whole search is one charge to one accountant. Pass "
                 "accountant= to the search (or the same accountant to every step).")
+
+    def _as_run(self, estimator):
+        """``estimator`` as the search fits it: in secure mode every charged step has
+        ``secure_mode=True`` (its own noise secure, its charge the discrete one)."""
+        if self._secure():
+            estimator.set_params(**{f"{prefix}secure_mode": True
+                                    for prefix, step in charged_steps(estimator)
+                                    if "secure_mode" in step.get_params(deep=False)})
+        return estimator
 
     def _planned_fit(self, estimator, n_samples, n_features, labels, data):
         """The charges of one fit of ``estimator`` (every charged step, in order)."""
@@ -175,8 +203,15 @@ class PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Bas
     def _plan(self, candidates, n_samples, n_features, labels, data):
         """Trial and refit mechanisms from public quantities only.
 
-        ``data`` is read for its kind (sparse or dense) and dtype only.
+        ``data`` is read for its kind (sparse or dense) and dtype only. In
+        secure mode the trials' fits are planned as they run (secure), the
+        scores' noise is calibrated for the discrete mechanism and the whole
+        search is charged as its :func:`~skdp.accounting.discretize` form.
         """
+        with secure_accounting(self._secure()):
+            return self._plan_as_run(candidates, n_samples, n_features, labels, data)
+
+    def _plan_as_run(self, candidates, n_samples, n_features, labels, data):
         n_val = max(1, int(math.ceil(self.validation_size * n_samples)))
         n_train = n_samples - n_val
         if n_train < 1:
@@ -186,7 +221,7 @@ class PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Bas
                 "validation_size.")
         estimators, trials, refits, scores, deltas = [], [], [], [], []
         for params in candidates:
-            est = clone(self.estimator).set_params(**params)
+            est = self._as_run(clone(self.estimator).set_params(**params))
             self._check_estimator(est)  # a grid may put any step in any place
             final = final_estimator(est)
             if "classes" in final.get_params(deep=False):
@@ -207,6 +242,8 @@ class PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Bas
                     else float(self.n_trials))
         selection = RepeatAndSelect.from_mean(AnyOf(trials), n_trials, float(self.shape))
         mechanism = Composed([selection, AnyOf(refits)]) if self.refit else selection
+        if self._secure():  # what runs: the discrete scores (the fits are discrete already)
+            selection, mechanism = discretize(selection), discretize(mechanism)
         delta = max(deltas) if self.delta is None else float(self.delta)
         epsilon = get_epsilon(mechanism, delta)
         if not math.isfinite(epsilon):
@@ -240,6 +277,10 @@ class PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Bas
             the data is validated (which costs nothing) and before any trial
             runs.
         """
+        with secure_accounting(self._secure()):
+            return self._fit_as_run(X, y)
+
+    def _fit_as_run(self, X, y):
         candidates = self._check_params()
         X, y = validate_data(self, X, y, accept_sparse="csr",
                              dtype=[np.float64, np.float32], reset=True)
@@ -259,14 +300,18 @@ class PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Bas
         (n_train, n_val, estimators, scores, selection, mechanism,
          epsilon, delta) = self._plan(candidates, n_samples, n_features, labels, X)
         accountant = self._accountant_in_force()
-        warn_if_seed_replays(self.random_state, accountant, type(self).__name__)
+        # warnings point at the caller of fit (fit -> _fit_as_run -> here)
+        key = self._secure_seed_key(type(self).__name__, stacklevel=3)
+        if key is not None:
+            warn_if_seed_replays(self.random_state, accountant, type(self).__name__,
+                                 stacklevel=4)
         if getattr(final, "classes", None) is None:
-            warn_labels_read_from_y(type(self).__name__)
+            warn_labels_read_from_y(type(self).__name__, stacklevel=4)
         record = accountant.charge(
             epsilon, delta, mechanism=mechanism,
             label=f"{type(self).__name__}({_name_of(self.estimator)})",
-            seed_key=seed_key(self.random_state))
-        rng = noise_generator(self.random_state, record.seed_index)
+            seed_key=key)
+        rng = self._noise_rng(record.seed_index)  # a SecureGenerator in secure mode
 
         # everything below is drawn from rng, after the charge
         order = rng.permutation(n_samples)
@@ -274,14 +319,14 @@ class PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Bas
         best = None
         for _ in range(secret_run_count(selection, rng)):
             j = int(rng.integers(len(candidates)))
-            est = _covered_fit(estimators[j], rng, X[train], y[train])
+            est = _covered_fit(estimators[j], rng, X[train], y[train], self._secure())
             correct = float(np.sum(est.predict(X[val]) == y[val]))
             score = self._release_score(correct, n_val, scores[j], rng)
             if best is None or score > best[0]:
                 best = (score, j, est)
         score, j, model = best
         if self.refit:
-            model = _covered_fit(estimators[j], rng, X, y)
+            model = _covered_fit(estimators[j], rng, X, y, self._secure())
         self.best_estimator_ = model
         self.best_index_ = j
         self.best_params_ = dict(candidates[j])

@@ -100,7 +100,23 @@ _SEARCH_PARAMS_DOC = r"""
         searches, see :mod:`skdp`). The trials and the refit run silent,
         whatever the estimator's ``verbose`` (one line per trial would
         release the number of trials); with ``verbose`` set the search
-        prints one line of released values.
+        prints one line of released values. With ``secure_mode=True`` it
+        seeds nothing but :class:`PrivateRandomizedSearchCV`'s public list
+        of candidates (see ``secure_mode``).
+    secure_mode : bool, default=False
+        True runs the whole search in secure mode: the validation scores'
+        noise is the discrete mechanism drawn exactly from the operating
+        system's CSPRNG through the release door, the secret number of trials
+        is drawn exactly too, every trial's and the refit's charged steps run
+        with ``secure_mode=True``, and the search is charged (and
+        ``privacy_spent_`` stated) as those discrete mechanisms (see
+        :mod:`skdp.accounting.discrete`). No seed steers secure noise: a
+        ``random_state`` is ignored with a warning, as for the estimators
+        (the split and the trials' candidates come from a generator seeded
+        by the OS); only :class:`PrivateRandomizedSearchCV`'s public list
+        of candidates is still drawn from it. A step with
+        ``secure_mode=True`` under a search with ``secure_mode=False``, and a
+        charged step with no ``secure_mode``, are refused before any charge.
 
     Attributes
     ----------
@@ -182,7 +198,7 @@ class PrivateGridSearchCV(PrivateSearchBase):
 
     def __init__(self, estimator, param_grid, *, n_trials=None, shape=1.0,
                  validation_size=0.2, refit=False, delta=None, accountant=None,
-                 random_state=None):
+                 random_state=None, secure_mode=False):
         self.estimator = estimator
         self.param_grid = param_grid
         self.n_trials = n_trials
@@ -192,6 +208,7 @@ class PrivateGridSearchCV(PrivateSearchBase):
         self.delta = delta
         self.accountant = accountant
         self.random_state = random_state
+        self.secure_mode = secure_mode
 
     def _candidates(self):
         return list(ParameterGrid(self.param_grid))
@@ -249,7 +266,7 @@ class PrivateRandomizedSearchCV(PrivateSearchBase):
 
     def __init__(self, estimator, param_distributions, *, n_iter=10, n_trials=None,
                  shape=1.0, validation_size=0.2, refit=False, delta=None, accountant=None,
-                 random_state=None):
+                 random_state=None, secure_mode=False):
         self.estimator = estimator
         self.param_distributions = param_distributions
         self.n_iter = n_iter
@@ -260,6 +277,7 @@ class PrivateRandomizedSearchCV(PrivateSearchBase):
         self.delta = delta
         self.accountant = accountant
         self.random_state = random_state
+        self.secure_mode = secure_mode
 
     def _candidates(self):
         # a public stream of its own, so that drawing candidates consumes

@@ -124,8 +124,8 @@ def test_secure_release_symmetric_releases_a_grid_vector():
 def test_secure_mode_refuses_what_has_no_exact_form():
     with pytest.raises(ValueError, match="never formed"):
         release_operator(lambda v: v, 3, Gaussian(1.0), 1.0, SecureGenerator(), what="H")
-    with pytest.raises(ValueError, match="number of runs"):
-        secret_run_count(RepeatAndSelect(Gaussian(1.0), 0.5), SecureGenerator())
+    # the secret number of runs of a selection has an exact form (an integer >= 1)
+    assert secret_run_count(RepeatAndSelect(Gaussian(1.0), 0.5), SecureGenerator()) >= 1
 
 
 def test_secure_generator_cannot_be_seeded_and_stays_secure_when_pickled():
@@ -205,12 +205,13 @@ def test_secure_mode_is_validated_and_refused_parts_cost_nothing():
     assert accountant.spends == []
 
 
-def test_private_search_refuses_secure_mode_before_any_charge():
+def test_private_search_refuses_a_secure_step_in_a_float_search_before_any_charge():
+    # the search's own noise would not be secure: secure_mode goes on the search
     X, y = _data()
     accountant = BudgetAccountant()
     search = PrivateGridSearchCV(skdp.DPLogisticRegression(classes=[0, 1], secure_mode=True),
                                  {"alpha": [1e-3, 1e-2]}, accountant=accountant)
-    with pytest.raises(ValueError, match="not available for private searches"):
+    with pytest.raises(ValueError, match="Pass secure_mode=True to the search"):
         search.fit(X, y)
     assert accountant.spends == []
 
