@@ -12,6 +12,7 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import skdp
+from skdp.model_selection import PrivateGridSearchCV, PrivateRandomizedSearchCV
 from skdp.preprocessing import DPStandardScaler
 
 _UNSEEDABLE = ("secure noise cannot be seeded: two fits with one random_state differ "
@@ -37,7 +38,12 @@ def _expected_failures(estimator):
 @parametrize_with_checks([skdp.DPLogisticRegression(secure_mode=True),
                           skdp.DPLinearSVC(secure_mode=True),
                           skdp.DPMatrixSensing(secure_mode=True),
-                          DPStandardScaler(bounds=(-5.0, 5.0), secure_mode=True)],
+                          DPStandardScaler(bounds=(-5.0, 5.0), secure_mode=True),
+                          # the private searches: their scores, trials and fits secure
+                          PrivateGridSearchCV(skdp.DPLogisticRegression(),
+                                              {"alpha": [1e-3, 1e-2]}, secure_mode=True),
+                          PrivateRandomizedSearchCV(skdp.DPLinearSVC(), {"alpha": [1e-3, 1e-2]},
+                                                    n_iter=2, refit=True, secure_mode=True)],
                          expected_failed_checks=_expected_failures)
 def test_sklearn_compatible_in_secure_mode(estimator, check):
     check(estimator)
