@@ -25,6 +25,7 @@ C. Canonne, G. Kamath and T. Steinke, "The Discrete Gaussian for
 Differential Privacy", NeurIPS 2020 (arXiv:2004.00010), Algorithms 1, 2, 3.
 """
 
+import bisect
 import functools
 import math
 import os
@@ -94,10 +95,20 @@ def _bernoulli_ratio(n, m):
     one byte per draw, no division.
     """
     n = np.asarray(n, dtype=np.int64).ravel()
+    if np.ndim(m) == 0:
+        # one denominator: the digit floor(256 r / m) by one division
+        m = int(m)
+        digit = (n << 8) // m
+        w = _random_bytes(n.size)
+        result = w < digit
+        tie = np.flatnonzero(w == digit)
+        if tie.size:  # the same comparison on the remainders, with U's next bytes
+            result[tie] = _bernoulli_ratio((n[tie] << 8) - digit[tie] * m, m)
+        return result
     result = np.zeros(n.size, dtype=bool)
     pending = None  # all positions, in the first round
     r = n
-    scalar = np.ndim(m) == 0
+    scalar = False
     mm = int(m) if scalar else np.asarray(m, dtype=np.int64).ravel()
     while r.size:
         s = r << 8
@@ -280,14 +291,21 @@ def _first_byte_counts():
     return above, tied
 
 
+@functools.lru_cache(maxsize=8)
+def _thresholds(nbytes):
+    """``floor(exp(-v) 256^nbytes)`` for v = 64, 63, ..., 1 (increasing)."""
+    return tuple(_exp_floor(v, 8 * nbytes) for v in range(_EXP_TABLE_MAX, 0, -1))
+
+
 def _failures_after_first_byte(first):
     """V of :func:`_failures_before_success` given U's first byte, from U's later bytes."""
     nbytes = _EXP_TABLE_BYTES
     u = int.from_bytes(bytes([first]) + os.urandom(nbytes - 1), "big")
     while True:
-        thresholds = [_exp_floor(v, 8 * nbytes) for v in range(1, _EXP_TABLE_MAX + 1)]
-        if u not in thresholds:  # else U ties one on every byte drawn: more bytes
-            count = sum(threshold > u for threshold in thresholds)
+        thresholds = _thresholds(nbytes)
+        at = bisect.bisect_left(thresholds, u)
+        if at == len(thresholds) or thresholds[at] != u:  # else a tie on every byte: more
+            count = len(thresholds) - at  # the thresholds above U
             if count < _EXP_TABLE_MAX:
                 return count
             # U < exp(-64): V >= 64, and V - 64 is a fresh draw (the law is memoryless)
