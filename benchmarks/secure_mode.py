@@ -12,9 +12,8 @@ epsilon, ``DPLogisticRegression`` at its defaults (``solver='auto'``,
 cannot be seeded), the two alternating seed by seed so that a slow spell of
 a shared machine hits both. Fit time is CPU time of the process
 (``time.process_time``); accuracy is on the test split. The table gives the
-mean and standard deviation over the seeds, the ratio of median CPU times,
-and the sampler's share: the CPU time of the discrete noise alone for the
-same number of coordinates and releases (measured at the door's scale).
+mean and standard deviation over the seeds and the ratio of the median CPU
+times; a second table gives every fit's CPU time, in the order run.
 
 Writes ``benchmarks/results/secure_mode.md``.
 """
