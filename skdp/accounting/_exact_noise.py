@@ -9,20 +9,36 @@ Bernoulli(exp(-1)) successes on top of a uniform remainder, and the
 discrete Gaussian by rejection from the discrete Laplace. Every step is
 integer arithmetic (numpy int64 / uint64; Python integers where a value
 would not fit); no floating-point number is computed on the way. The
-random bits are the operating system's CSPRNG (:func:`os.urandom`), turned
-into uint64 words; a uniform integer below ``m`` takes the low
-``bit_length(m - 1)`` bits of a word and is rejected when it is >= m, so
-it is exactly uniform.
+random bits are the operating system's CSPRNG (:func:`os.urandom`; the
+secret number of runs of a private selection through :mod:`secrets`, which
+reads it too). A uniform integer below ``m`` takes the low
+``bit_length(m - 1)`` bits of a word and is rejected when it is >= m, so it
+is exactly uniform.
+
+Every Bernoulli draw is a lazy comparison: a uniform U in [0, 1) is read a
+byte at a time and compared with the exact base-256 digits of the
+probability, until a byte differs (after one byte with probability 255/256).
+For a ratio ``n / m`` of integers the digits come from integer division;
+for ``exp(-w)``, ``w`` an integer, from an integer bracket of ``e``
+(computed once). The geometric number of Bernoulli(exp(-1)) successes is
+drawn by inversion: the number of thresholds ``exp(-v)`` above one uniform.
+This costs about one random byte a Bernoulli, against a word and a
+rejection for a uniform integer, and needs no division by a per-value
+denominator.
 
 The samplers are vectorised over coordinates: each loop runs over
-rejection rounds on the coordinates still pending, never over coordinates
-(every round leaves a constant fraction of them pending, so the number of
-rounds grows like the logarithm of the size).
+rejection rounds (or tied bytes) on the coordinates still pending, never
+over coordinates (every round leaves a constant fraction of them pending,
+so the number of rounds grows like the logarithm of the size). The
+truncated negative binomial draw of a selection's number of runs is one
+value, drawn in Python integers.
 
 References
 ----------
 C. Canonne, G. Kamath and T. Steinke, "The Discrete Gaussian for
 Differential Privacy", NeurIPS 2020 (arXiv:2004.00010), Algorithms 1, 2, 3.
+N. Papernot and T. Steinke, "Hyperparameter Tuning with Renyi Differential
+Privacy", ICLR 2022 (the truncated negative binomial law).
 """
 
 import bisect
