@@ -177,3 +177,18 @@ def test_secret_run_count_on_a_secure_stream_is_exact_and_ignores_numpy():
     assert min(counts) >= 1
     # geometric on k >= 1 with P[K = k] ~ 0.7^k: mean 1 / 0.3
     assert abs(np.mean(counts) - 1 / 0.3) < 0.3
+
+
+def test_the_refit_charges_its_own_accountant_the_discrete_mechanism_planned(data):
+    # what the refit runs (recorded on the released model's own accountant) is
+    # the discrete mechanism the search planned and charged for it
+    X, y = data
+    search = PrivateGridSearchCV(DPLogisticRegression(epsilon=1.0, classes=[0, 1]),
+                                 {"alpha": [1e-3]}, accountant=BudgetAccountant(),
+                                 secure_mode=True, refit=True)
+    search.fit(X, y)
+    (spend,) = search.best_estimator_.accountant.spends
+    (charged,) = search.accountant.spends
+    refits = charged.mechanism.mechanisms[1]  # Composed([selection, AnyOf(refits)])
+    assert spend.mechanism in refits.mechanisms
+    assert all(type(leaf) is DiscreteGaussian for leaf in _leaves(spend.mechanism))
