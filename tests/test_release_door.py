@@ -60,7 +60,7 @@ ALLOWED = {
         "the door's one sampler: the noise of every release",
     ("accounting/release.py", "secret_run_count"):
         "the door: the secret number of runs of a private selection (RepeatAndSelect)",
-    ("solvers/_queries.py", "public_eigsh_start"):
+    ("solvers/_batch_queries.py", "public_eigsh_start"):
         "public: Lanczos's start vector steers the eigen-solver, drawn without the data",
     ("solvers/minimax.py", "public_uniform_ball"):
         "public: the saddle-escape perturbation direction, drawn without the data",
