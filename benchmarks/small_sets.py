@@ -20,7 +20,7 @@ Run::
     python benchmarks/small_sets.py --validation    # how gd's step rule was chosen
     python benchmarks/small_sets.py --knobs --seeds 10   # settings weighed, 3 minutes
 
-``--validation`` re-measures the choice of ``skdp.solvers.gd.STEPS_PER_RECORD``
+``--validation`` re-measures the choice of ``skdp.solvers.budget_rules.STEPS_PER_RECORD``
 (the constant of ``budget_max_iter``) without touching a test set: each
 seed's training part is split again 70/30, the defaults are fitted on the
 inner part with the constant set to each candidate, and the mean accuracy
@@ -106,13 +106,13 @@ def inner_splits(name, seeds):
 
 def validation(seeds, candidates=(0.3, 0.6, 1.2)):
     """Mean inner-validation accuracy of the defaults per candidate constant."""
-    import skdp.solvers.gd as gd
+    import skdp.solvers.budget_rules as rules
 
-    saved = gd.STEPS_PER_RECORD
+    saved = rules.STEPS_PER_RECORD
     lines = ["| STEPS_PER_RECORD | mean validation accuracy |", "|---|---|"]
     try:
         for constant in candidates:
-            gd.STEPS_PER_RECORD = constant
+            rules.STEPS_PER_RECORD = constant
             scores = []
             for estimator, (private_cls, _) in CLASSIFIERS.items():
                 for name in DATASETS:
@@ -125,7 +125,7 @@ def validation(seeds, candidates=(0.3, 0.6, 1.2)):
             lines.append(f"| {constant:g} | {np.mean(scores):.4f} |")
             print(lines[-1], file=sys.stderr, flush=True)
     finally:
-        gd.STEPS_PER_RECORD = saved
+        rules.STEPS_PER_RECORD = saved
     return "\n".join(lines)
 
 

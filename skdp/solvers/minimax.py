@@ -68,7 +68,8 @@ from ..accounting import Composed, Repeated, calibrate, noise_mechanism
 from ..accounting.discrete import calibration_cache
 from ..validation import POSITIVE, POSITIVE_INT, Boolean, Interval, StrOptions
 from ._base import Plan, Solver, SolverResult
-from .gd import GradientDescent, default_learning_rate, work_capped_steps
+from .budget_rules import default_learning_rate, work_capped_steps
+from .gd import GradientDescent
 from ._registry import register_solver
 
 __all__ = ["RecursiveGradientDescentAscent", "calibrated_noise_multiplier"]
