@@ -18,7 +18,7 @@ from typing import Optional
 
 from scipy import special
 
-from ._checks import check_delta, check_epsilon
+from ..validation import check_delta, check_epsilon
 from .mechanisms import Composed, Gaussian, Laplace, Mechanism, PureDP, Repeated
 from .epsilon_delta import analytic_gaussian_epsilon, get_epsilon
 from .rdp import DEFAULT_ORDERS_KEY, mechanism_cost

@@ -8,7 +8,7 @@ from typing import Callable
 from scipy import optimize
 
 from .mechanisms import Mechanism
-from ._checks import check_delta, check_epsilon
+from ..validation import check_delta, check_epsilon
 from .epsilon_delta import EPSILON_METHODS, get_epsilon
 
 __all__ = ["calibrate"]

@@ -15,7 +15,7 @@ import math
 from scipy import optimize, special
 
 from . import pld
-from ._checks import check_delta
+from ..validation import check_delta
 from .discrete import as_run
 from .mechanisms import Mechanism
 from .rdp import DEFAULT_ORDERS, Cost, mechanism_cost, orders_key, rdp_to_delta, rdp_to_epsilon

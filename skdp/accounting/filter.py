@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from ._checks import check_delta, check_epsilon
+from ..validation import check_delta, check_epsilon
 from .accountant import BudgetError
 from .mechanisms import Composed, FilteredRDP, Mechanism, PureDP
 from .epsilon_delta import get_epsilon

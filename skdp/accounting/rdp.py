@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import special
 
-from ._checks import check_delta
+from ..validation import check_delta
 from .discrete import DiscreteGaussian, DiscreteLaplace, as_run
 from . import mechanisms as mech
 
