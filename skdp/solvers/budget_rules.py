@@ -14,12 +14,18 @@ from ..accounting import Repeated, calibrate, noise_mechanism
 from ..accounting.discrete import calibration_cache
 
 __all__ = ["STEPS_PER_RECORD", "MIN_BUDGET_ITER", "MAX_BUDGET_ITER", "MAX_DEFAULT_WORK",
+           "GD_LEARNING_RATE_SCALE",
            "budget_max_iter", "calibrated_noise_multiplier", "default_learning_rate",
            "work_capped_steps", "zcdp_rho"]
 
 #: Full-batch steps per record per unit of sqrt(rho), and the range of the rule.
 STEPS_PER_RECORD = 0.3
 MIN_BUDGET_ITER, MAX_BUDGET_ITER = 10, 500
+
+
+#: gd's ``learning_rate='auto'`` is :func:`default_learning_rate` at this scale
+#: (``4 / L`` for a weak penalty); rgda refreshes with gd's step
+GD_LEARNING_RATE_SCALE = 4.0
 
 
 def zcdp_rho(epsilon, delta):

@@ -39,6 +39,7 @@ from ._base import Plan, Solver, SolverResult
 from ._first_order import noisy_first_order
 from ._registry import register_solver
 from .budget_rules import (  # noqa: F401  (MAX_DEFAULT_WORK, zcdp_rho: public here as well)
+    GD_LEARNING_RATE_SCALE,
     MAX_DEFAULT_WORK,
     MIN_BUDGET_ITER,
     _clamp_steps,
@@ -100,7 +101,7 @@ class GradientDescent(Solver):
         "average": [StrOptions({"auto"}), UNIT_INTERVAL_RIGHT_OPEN],
     }
     default_max_iter = 100
-    learning_rate_scale = 4.0
+    learning_rate_scale = GD_LEARNING_RATE_SCALE
 
     def plan(self, spec):
         """Calibrate one noise multiplier for the whole run; resolve the step."""
