@@ -220,6 +220,36 @@ def test_the_boundary_check_sees_a_planted_violation(tmp_path):
     ]
 
 
+def _solver_modules(folder):
+    """The modules of ``folder`` that register a solver, by stem."""
+    return {p.stem: p for p in sorted(folder.glob("*.py"))
+            if "register_solver(" in p.read_text(encoding="utf-8")
+            and not p.stem.startswith("_")}
+
+
+def _solver_to_solver_imports(folder):
+    """(importer, imported) for every solver module that imports another solver module."""
+    solvers, found = _solver_modules(folder), []
+    for stem, path in solvers.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                names = [node.module] if node.module else [a.name for a in node.names]
+                found += [(stem, n) for n in names if n in solvers and n != stem]
+    return found
+
+
+def test_solvers_share_helpers_through_budget_rules_not_through_another_solver():
+    assert _solver_to_solver_imports(SKDP / "solvers") == []
+
+
+def test_the_solver_import_check_sees_a_planted_one(tmp_path):
+    (tmp_path / "gd.py").write_text("register_solver(GD())\n")
+    (tmp_path / "budget_rules.py").write_text("STEP = 1\n")
+    (tmp_path / "minimax.py").write_text(
+        "from .budget_rules import STEP\nfrom .gd import GD\nregister_solver(M())\n")
+    assert _solver_to_solver_imports(tmp_path) == [("minimax", "gd")]
+
+
 MAX_MODULE_LINES = 800
 
 
