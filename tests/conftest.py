@@ -171,7 +171,7 @@ HEAVY_TESTS = {  # measured over about a second (--durations), or reading a real
         "test_the_gram_noise_has_variance_sigma2_on_the_diagonal_and_half_off_it",
     },
     "test_seam.py": {
-        "test_no_private_name_crosses_a_package_boundary",
+        "test_no_private_name_crosses_a_room_boundary",
     },
     "test_second_order.py": {
         "test_a_curvature_step_escapes_the_saddle_where_gd_cannot_move",
