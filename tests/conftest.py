@@ -45,6 +45,23 @@ def load_reuters():
     return _load_pair("reuters", 8315)
 
 
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def load_benchmark_script(name):
+    """``benchmarks/<name>.py`` as a module, importing its siblings as it does when run."""
+    import importlib.util
+    import sys
+
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.append(str(BENCHMARKS))  # what ``python benchmarks/<name>.py`` puts first
+    spec = importlib.util.spec_from_file_location(f"skdp_benchmarks_{name}",
+                                                  BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.fixture(scope="session")
 def adult():
     return load_adult()

@@ -1,43 +1,20 @@
-"""The benchmark scripts: ``run.py`` on a tiny synthetic configuration (seconds), and
-``small_data.py``'s splits and prototype.
+"""Smoke test of ``benchmarks/run.py`` on a tiny synthetic configuration (seconds).
 
-``run.py`` is run in every part (privacy-utility, time per iteration against
-the floor, scaling) so that the script cannot rot as estimators and solvers
-are added, and the Markdown table it writes is checked. The plot is skipped:
-the test must not need matplotlib. ``small_data.py`` must choose on
-validation splits of the demo's training part only.
+It runs every part of the benchmark (privacy-utility, time per iteration
+against the floor, scaling) so that the script cannot rot as estimators and
+solvers are added, and checks the Markdown table it writes. The plot is
+skipped: the test must not need matplotlib.
 """
 
-import importlib.util
-import sys
-from pathlib import Path
-
-import numpy as np
 import pytest
+from conftest import BENCHMARKS, load_benchmark_script
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 RUN_PY = BENCHMARKS / "run.py"
-
-
-def load_script(name):
-    """``benchmarks/<name>.py`` as a module, importing its siblings as it does when run."""
-    if str(BENCHMARKS) not in sys.path:
-        sys.path.append(str(BENCHMARKS))  # what ``python benchmarks/<name>.py`` puts first
-    spec = importlib.util.spec_from_file_location(f"skdp_benchmarks_{name}", BENCHMARKS /
-                                                  f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
 def bench():
-    return load_script("run")
-
-
-@pytest.fixture(scope="module")
-def small_data():
-    return load_script("small_data")
+    return load_benchmark_script("run")
 
 
 @pytest.fixture(scope="module")
@@ -125,53 +102,3 @@ def test_data_dir_resolution(bench, monkeypatch, tmp_path):
     args = bench.parse_args(["--quick", "--data-dir", str(tmp_path)])
     assert bench.config_from_args(args).data_dir == tmp_path
 
-
-# -- small_data.py ------------------------------------------------------------------
-@pytest.mark.parametrize("name", ["breast_cancer", "digits", "wine class 0/rest"])
-def test_validation_rows_never_include_the_demo_test_rows(small_data, name, monkeypatch):
-    loader, bounds, classes = small_data.DATA[name]
-    _, y = loader()
-
-    def row_ids():  # each row's feature is its index in the data set
-        return np.arange(len(y), dtype=float)[:, None], y
-
-    monkeypatch.setitem(small_data.DATA, name, (row_ids, bounds, classes))
-    X_tr, X_te, _, _ = small_data.demo_split(name)
-    train, test = set(X_tr[:, 0]), set(X_te[:, 0])
-    for seed in small_data.SEEDS:
-        X_in, X_val, _, _ = small_data.inner_split(name, seed)
-        inner, val = set(X_in[:, 0]), set(X_val[:, 0])
-        assert inner | val == train and not inner & val
-        assert not (inner | val) & test
-
-
-def test_the_demo_split_is_the_demos(small_data):
-    from sklearn.datasets import load_breast_cancer
-    from sklearn.model_selection import train_test_split
-
-    X, y = load_breast_cancer(return_X_y=True)
-    expected = train_test_split(X, y, test_size=0.3, random_state=0)[1]
-    np.testing.assert_array_equal(small_data.demo_split("breast_cancer")[1], expected)
-
-
-def test_output_perturbation_prototype_noise_scale(small_data, monkeypatch):
-    # a tiny lam makes the noise dominate: the released coefficients' spread
-    # is the calibrated multiplier times sqrt(2) / (n lam)
-    from skdp.accounting import Gaussian, calibrate
-
-    captured = {}
-    real_rng = np.random.default_rng
-
-    class Recorder:
-        def __init__(self, seed):
-            self.rng = real_rng(seed)
-
-        def normal(self, loc, scale, size):
-            captured["scale"] = scale
-            return self.rng.normal(loc, scale, size)
-
-    monkeypatch.setattr(small_data.np.random, "default_rng", Recorder)
-    X_in, X_val, y_in, y_val = small_data.inner_split("breast_cancer", 0)
-    small_data.output_perturbation_accuracy("breast_cancer", 0.01, 1.0, 0, X_in, y_in, X_val, y_val)
-    z = calibrate(lambda m: Gaussian(m), 1.0, small_data.DELTA)
-    assert captured["scale"] == pytest.approx(z * np.sqrt(2.0) / (len(X_in) * 0.01))
