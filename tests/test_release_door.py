@@ -70,6 +70,12 @@ ALLOWED = {
         "public: a synthetic data generator, seeded by its caller",
     ("datasets.py", "make_ill_conditioned_classification"):
         "public: a synthetic data generator, seeded by its caller",
+    ("testing/audit_designs.py", "_NoiselessGenerator.laplace"):
+        "the audit's negative control noise_off: returns zeros (no draw), patched in "
+        "only inside its with block",
+    ("testing/audit_designs.py", "_HalfLaplaceGenerator.laplace"):
+        "the audit's negative control laplace_half_scale: Laplace noise at half the "
+        "calibrated scale, patched in only inside its with block, to be caught",
 }
 
 
