@@ -21,25 +21,22 @@ accelerated solvers.
 
 import argparse
 import sys
-from pathlib import Path
 
 import numpy as np
-from sklearn.datasets import load_svmlight_file
 from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import normalize
 
 from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression
 from skdp.solvers.gd import zcdp_rho
+from benchmark_data import load_svmlight
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 N_FEATURES = {"adult": 123, "reuters": 8315}
 CONSTANTS = (0.06, 0.1, 0.12, 0.24)
 EPSILONS = (0.1, 0.3, 1.0, 3.0)
 
 
 def validation_split(name):
-    X, y = load_svmlight_file(str(DATA / f"{name}.trn.bz2"), n_features=N_FEATURES[name])
-    return train_test_split(normalize(X), y, test_size=0.25, random_state=0, stratify=y)
+    X, y, _, _ = load_svmlight(name)
+    return train_test_split(X, y, test_size=0.25, random_state=0, stratify=y)
 
 
 AVERAGES = (0.0, 0.25, 0.5, 0.75)

@@ -32,7 +32,7 @@ import numpy as np
 import skdp
 from sklearn.model_selection import GridSearchCV
 
-from adult_data import load_adult
+from benchmark_data import load_adult
 from skdp.accounting import (
     BudgetAccountant,
     Composed,

@@ -4,11 +4,11 @@
 
 is the one command that regenerates ``docs/audit_results.md`` (issue 11):
 rerun it whenever a solver, a loss, the clipping or the accounting changes,
-and commit the result. It runs every case of the long audit of
-``tests/test_audit.py`` (``pytest -m audit_long``) through that module's own
-code: the canary designs, the step counts each solver plans for the real
-data, the variants, the negative controls and the Gaussian self-check are
-imported from it, not copied. Per estimator, solver and variant the table
+and commit the result. It runs every case of the long audit
+(``pytest -m audit_long tests/test_audit.py``) through the same code,
+:mod:`skdp.testing.audit_designs`: the canary designs, the step counts each
+solver plans for the real data, the variants, the negative controls and the
+Gaussian self-check are imported from it, not copied. Per estimator, solver and variant the table
 gives the claimed epsilon and delta, the audited lower bound on epsilon, the
 runs, the confidence and the verdict; then the noise-off / clipping-off
 controls (which must be caught) with their bounds.
@@ -23,7 +23,7 @@ status is 1 if an audit fails or a control is not caught.
 
 The run can be stopped and resumed: every finished case is saved in
 ``.audit_cache/`` (not committed) under a digest of the code it ran (every file
-of ``skdp/``, ``tests/test_audit.py``, ``tests/conftest.py`` and this script)
+of ``skdp/``, ``tests/conftest.py`` and this script)
 and of its run counts, and rerunning the command reuses exactly those cases. Any
 change to that code changes the digest, so no result is reused across code
 versions. ``--fresh`` ignores the cache.
@@ -65,8 +65,7 @@ def _parse_args(argv):
 def _code_digest():
     """A digest of every file whose content decides an audit's outcome."""
     files = sorted((ROOT / "skdp").rglob("*.py"))
-    files += [ROOT / "tests" / "test_audit.py", ROOT / "tests" / "conftest.py",
-              Path(__file__).resolve()]
+    files += [ROOT / "tests" / "conftest.py", Path(__file__).resolve()]
     digest = hashlib.sha256()
     for path in files:
         digest.update(str(path.relative_to(ROOT)).encode())
@@ -155,8 +154,8 @@ class Table:
             "",
             "Do not edit by hand: rerun the command above whenever a solver, a loss, the "
             "clipping or the accounting changes, and commit this file. It runs the long "
-            "audit of `tests/test_audit.py` (`pytest -m audit_long`) through that "
-            "module's own designs; `docs/audit.md` explains the canaries, the statistic "
+            "audit (`pytest -m audit_long tests/test_audit.py`) through its designs, "
+            "`skdp.testing.audit_designs`; `docs/audit.md` explains the canaries, the statistic "
             "and what a bound means.",
             "",
         ]
@@ -194,7 +193,7 @@ class Table:
             "## Negative controls (must be caught)",
             "",
             "The same pairings with the noise switched off, or with clipping switched off "
-            "and a canary of norm 1e8 (patches in `tests/test_audit.py`, never options). "
+            "and a canary of norm 1e8 (patches in `skdp.testing.audit_designs`, never options). "
             "Caught means a lower bound above the claimed epsilon: the audit sees the "
             "broken variant.",
             "",
@@ -243,15 +242,14 @@ def main(argv=None):
         os.environ["SKDP_AUDIT_JOBS"] = str(args.jobs)
     # as tests/conftest.py, before anything imports SciPy: the same environment
     os.environ.setdefault("SCIPY_ARRAY_API", "1")
-    sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
     import numpy as np
 
-    import test_audit as t
+    from skdp.testing import audit_designs as t
 
     runs = args.runs or t.N_RUNS_LONG
     control_runs = args.control_runs or t.N_RUNS_CONTROL
     keep = (lambda case_id: args.only in case_id) if args.only else (lambda case_id: True)
-    audits = [(d, s, v) for d, s, v in t.LONG_CASES if keep(f"{d.name}-{s}-{v}")]
+    audits = [(d, s, v) for d, s, v in t.long_cases()[0] if keep(f"{d.name}-{s}-{v}")]
     controls = [(d, s, c) for d, s in t.PAIRINGS for c in t.CONTROLS
                 if keep(f"{d.name}-{s}-{c}")]
     table = Table(args, len(audits) + len(controls), time.time(),

@@ -34,18 +34,15 @@ import resource
 import time
 import tracemalloc
 import warnings
-from pathlib import Path
 
 import numpy as np
-from sklearn.datasets import load_svmlight_file
 from sklearn.linear_model import LogisticRegression
-from sklearn.preprocessing import normalize
 from threadpoolctl import threadpool_limits
 
 from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression
 from skdp.solvers import available_solvers
+from benchmark_data import load_adult
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def cpu_time(fit):
@@ -70,9 +67,7 @@ def alternating(contenders, repeats):
 
 
 def adult(repeats):
-    X, y = load_svmlight_file(str(DATA / "adult.trn.bz2"), n_features=123)
-    Xt, yt = load_svmlight_file(str(DATA / "adult.tst.bz2"), n_features=123)
-    X, Xt = normalize(X), normalize(Xt)
+    X, y, Xt, yt = load_adult()
     contenders = {"scikit-learn LogisticRegression(max_iter=1000)":
                   lambda: LogisticRegression(max_iter=1000).fit(X, y)}
     for Est in (DPLogisticRegression, DPLinearSVC):
@@ -168,11 +163,11 @@ def _floor(X, repeats):
 
 
 def iteration(repeats, n_dense=200_000, d_dense=100, steps=400):
-    X_adult, y_adult = load_svmlight_file(str(DATA / "adult.trn.bz2"), n_features=123)
+    X_adult, y_adult, _, _ = load_adult()
     X_dense, y_dense, _, _ = large_data(n_dense, d_dense, n_test=0)
     rows = []
     with threadpool_limits(limits=1):
-        for name, X, y in (("Adult CSR", normalize(X_adult).tocsr(), y_adult),
+        for name, X, y in (("Adult CSR", X_adult, y_adult),
                            (f"dense {n_dense:,} x {d_dense}", X_dense, y_dense)):
             def fit(k, X=X, y=y):
                 return lambda: DPLogisticRegression(solver="gd", max_iter=k, random_state=0,

@@ -24,28 +24,20 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from sklearn.datasets import load_svmlight_file
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import normalize
 
 from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression
 from skdp.datasets import documented_bounds, make_ill_conditioned_classification
 from skdp.preprocessing import BoundedScaler
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchmark_data import load_svmlight  # noqa: E402
 from small_sets import CLASSIFIERS, DATASETS, EPSILONS, split  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 ESTIMATORS = (DPLogisticRegression, DPLinearSVC)
-
-
-def load(name, n_features):
-    X, y = load_svmlight_file(str(DATA / f"{name}.trn.bz2"), n_features=n_features)
-    Xt, yt = load_svmlight_file(str(DATA / f"{name}.tst.bz2"), n_features=n_features)
-    return normalize(X), y, normalize(Xt), yt
 
 
 def ill_conditioned():
@@ -55,7 +47,7 @@ def ill_conditioned():
 
 
 def validation_sets():
-    X, y, _, _ = load("adult", 123)
+    X, y, _, _ = load_svmlight("adult")
     adult = train_test_split(X, y, test_size=0.25, random_state=0, stratify=y)
     Xs, ys, _, _ = ill_conditioned()
     return adult, (Xs[:40000], Xs[40000:], ys[:40000], ys[40000:])
@@ -87,7 +79,7 @@ def tune():
 
 def tune_diagonal(seeds=range(3)):
     """preconditioned_gd's diagonal mode (above 2000 parameters): T x damping on Reuters."""
-    X, y, _, _ = load("reuters", 8315)
+    X, y, _, _ = load_svmlight("reuters")
     X_in, X_val, y_in, y_val = train_test_split(X, y, test_size=0.25, random_state=0,
                                                 stratify=y)
     majority = max(np.mean(y_val == c) for c in np.unique(y_val))
@@ -145,7 +137,7 @@ def main(argv=None):
         print(f"| {solver} | {acc:.4f} | {auc:.4f} | {small_sets(solver):.4f} |", flush=True)
 
     print("\n## Test rows, defaults (solver='auto')\n")
-    X, y, Xt, yt = load("adult", 123)
+    X, y, Xt, yt = load_svmlight("adult")
     print("Adult, 5 seeds, delta 1e-5; fit CPU time (median) beside scikit-learn's "
           "LogisticRegression(max_iter=1000) on the same rows:\n")
     print("| estimator | eps | accuracy | solver | n_iter | fit CPU (s) |")
@@ -174,7 +166,7 @@ def main(argv=None):
         acc = np.mean([m.score(Xst, yst) for m in models])
         print(f"| {eps:g} | {auc:.4f} | {acc:.4f} | {models[0].solver_} |", flush=True)
 
-    X, y, Xt, yt = load("reuters", 8315)
+    X, y, Xt, yt = load_svmlight("reuters")
     models = [DPLogisticRegression(epsilon=1.0, random_state=s,
                                    accountant=BudgetAccountant()).fit(X, y) for s in range(3)]
     print(f"\nReuters, DPLogisticRegression, eps 1, 3 seeds: "

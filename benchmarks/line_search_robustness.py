@@ -16,7 +16,7 @@ import itertools
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from adult_data import load_adult
+from benchmark_data import load_adult
 from skdp import BudgetAccountant, DPLogisticRegression
 
 GRID = list(itertools.product([0.25, 1.0, 4.0], [1e-5, 1e-3]))

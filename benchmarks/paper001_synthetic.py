@@ -51,19 +51,16 @@ Run::
 import argparse
 import math
 import time
-from pathlib import Path
 
 import numpy as np
 from joblib import Parallel, delayed
 from scipy.optimize import minimize
-from sklearn.datasets import load_svmlight_file
-from sklearn.preprocessing import Normalizer
 
 from skdp import DPLogisticRegression
 from skdp.losses import BinaryLogisticLoss, LinearDesign
 from skdp.solvers import L2Penalty, PrivateQueries, ProblemSpec, get_solver
+from benchmark_data import load_adult
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 ADULT_SOLVERS = ["gd", "nesterov", "multistage_nesterov", "heavy_ball"]
 
 METHODS = ["GD", "HB", "NAG", "MASG", "NAG-opt", "MASG-opt"]
@@ -177,9 +174,7 @@ def one_run(problem, plans, f_star, seed):
 
 
 def adult():
-    X, y = load_svmlight_file(str(DATA / "adult.trn.bz2"), n_features=123)
-    Xt, yt = load_svmlight_file(str(DATA / "adult.tst.bz2"), n_features=123)
-    X, Xt = Normalizer().transform(X), Normalizer().transform(Xt)
+    X, y, Xt, yt = load_adult()
 
     alpha = 1e-3
     # the objective DPLogisticRegression(alpha=alpha) minimises, from its public

@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 import skdp
-from adult_data import load_adult
+from benchmark_data import load_adult
 
 DELTA = 1e-5
 GD_GRID = (0.25, 0.5, 1.0, 2.0, 4.0)

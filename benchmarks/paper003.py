@@ -22,16 +22,13 @@ on 2 cores for 5 seeds); results in ``benchmarks/results/paper003.md``.
 import argparse
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
-from sklearn.datasets import load_svmlight_file
 from sklearn.linear_model import SGDClassifier
-from sklearn.preprocessing import Normalizer
 
 import skdp
+from benchmark_data import load_svmlight
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 DELTA = 1e-5
 ALPHA = 5e-4
 ACTIVATIONS = {
@@ -39,13 +36,6 @@ ACTIVATIONS = {
     "iota=0.2": {"activation": 0.2},
     "all": {"activation": 1.0, "gossip": "nodes"},
 }
-
-
-def load(stem, n_features):
-    norm = Normalizer()
-    X, y = load_svmlight_file(str(DATA / f"{stem}.trn.bz2"), n_features=n_features)
-    Xt, yt = load_svmlight_file(str(DATA / f"{stem}.tst.bz2"), n_features=n_features)
-    return norm.transform(X), y, norm.transform(Xt), yt
 
 
 def objective(est, X, y, penalty):
@@ -69,7 +59,7 @@ def main(argv=None):
     print(f"# Paper 003: DP-DDA on 20 nodes (skdp {skdp.__version__}, {args.seeds} seeds, "
           f"delta {DELTA:g}, alpha {ALPHA:g})\n")
     for name, stem, d in (("Reuters", "reuters", 8315), ("Adult", "adult", 123)):
-        X, y, Xt, yt = load(stem, d)
+        X, y, Xt, yt = load_svmlight(stem)
         for penalty in ("l2", "l1"):
             f_star, ref = optimum(X, y, penalty)
             print(f"## {name}, hinge, {penalty} (non-private SGDClassifier: accuracy "

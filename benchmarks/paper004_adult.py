@@ -40,7 +40,7 @@ import numpy as np
 from scipy.special import expit
 
 import skdp
-from adult_data import load_adult
+from benchmark_data import load_adult
 
 DELTA = 1e-5
 ALPHA = 1e-3

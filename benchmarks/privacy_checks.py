@@ -1,18 +1,15 @@
 """The attacks of issue 10, replayed and printed (run by hand: python benchmarks/privacy_checks.py).
 
 Reads Adult from ../shared/data (or $SKDP_SHARED_DATA)."""
-import os
-from pathlib import Path
 
 import numpy as np
-from sklearn.datasets import load_svmlight_file, make_classification
+from sklearn.datasets import make_classification
 from sklearn.model_selection import GridSearchCV, cross_validate
 from sklearn.preprocessing import Normalizer
 
 from skdp import BudgetAccountant, DPLogisticRegression
+from benchmark_data import load_adult
 
-DATA = Path(os.environ.get("SKDP_SHARED_DATA",
-                           Path(__file__).resolve().parents[2] / "shared" / "data"))
 
 X, y = make_classification(400, 5, random_state=0)
 X = Normalizer().fit_transform(X)
@@ -30,9 +27,7 @@ with acc:
     except Exception as e:
         print("  refused:", type(e).__name__)
 print("item2 cv=10 eps .5 each under budget (3, 1e-3): spends", len(acc.spends), "spent", acc.spent())
-Xa, ya = load_svmlight_file(str(DATA / "adult.trn.bz2"), n_features=123)
-Xt, yt = load_svmlight_file(str(DATA / "adult.tst.bz2"), n_features=123)
-Xa, Xt = Normalizer().fit_transform(Xa), Normalizer().fit_transform(Xt)
+Xa, ya, Xt, yt = load_adult()
 print("majority", max(np.mean(yt == 1), np.mean(yt == -1)))
 for alpha in (1.0, 10.0):
     m = DPLogisticRegression(alpha=alpha, epsilon=1.0, random_state=0).fit(Xa, ya)

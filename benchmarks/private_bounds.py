@@ -39,19 +39,17 @@ import time
 import warnings
 
 import numpy as np
-from sklearn.datasets import load_breast_cancer, load_digits, load_svmlight_file, load_wine
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from adult_data import DATA  # noqa: E402
+from benchmark_data import load_small, load_svmlight  # noqa: E402
 
 import skdp._private_bounds as private_bounds  # noqa: E402
 from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression  # noqa: E402
 from skdp.datasets import documented_bounds  # noqa: E402
 from skdp.preprocessing import BoundedScaler, DPBoundsScaler  # noqa: E402
 
-SMALL = {"breast_cancer": load_breast_cancer, "wine": load_wine, "digits": load_digits}
 NAMES = ("breast_cancer", "wine", "digits", "adult")
 TOTAL = 1.0
 SHARE = 0.35  # DPBoundsScaler's share of the total (its default epsilon)
@@ -60,9 +58,7 @@ ESTIMATORS = {"DPLogisticRegression": DPLogisticRegression, "DPLinearSVC": DPLin
 
 def load_raw_adult():
     """a9a as loaded: CSR with 123 binary features, labels +/-1, no normalisation."""
-    X, y = load_svmlight_file(str(DATA / "adult.trn.bz2"), n_features=123)
-    Xt, yt = load_svmlight_file(str(DATA / "adult.tst.bz2"), n_features=123)
-    return X, y, Xt, yt
+    return load_svmlight("adult", unit_rows=False)
 
 
 def documented(name):
@@ -76,7 +72,7 @@ def splits(name, seeds, validation=False):
     if name == "adult":
         X, y, Xt, yt = load_raw_adult()
     else:
-        X, y = SMALL[name](return_X_y=True)
+        X, y = load_small(name)
     for seed in seeds:
         if name == "adult":
             X_tr, X_te, y_tr, y_te = X, Xt, y, yt

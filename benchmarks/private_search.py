@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from adult_data import load_adult
+from benchmark_data import load_adult, write_report
 from sklearn.model_selection import GridSearchCV
 
 from skdp import BudgetAccountant, DPLogisticRegression
@@ -95,9 +95,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     seeds = list(range(args.seeds))
     text = table(run(seeds), seeds)
-    print(text)
-    if args.out != "-":
-        Path(args.out).write_text(text)
+    write_report(text, args.out)
 
 
 if __name__ == "__main__":

@@ -66,8 +66,9 @@ import scipy
 import scipy.sparse as sp
 import sklearn
 from sklearn.base import is_classifier
-from sklearn.datasets import load_svmlight_file, make_classification
+from sklearn.datasets import make_classification
 from sklearn.preprocessing import Normalizer
+from benchmark_data import data_dir, load_svmlight
 
 EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0)
 DELTA = 1e-5
@@ -125,19 +126,11 @@ class Config:
     solvers: tuple = None  # None = all available
 
 
-def default_data_dir():
-    """``$SKDP_SHARED_DATA``, else ``../shared/data`` beside the repository."""
-    env = os.environ.get("SKDP_SHARED_DATA")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2] / "shared" / "data"
-
-
 def make_config(mode="full", **overrides):
     """The configuration of a ``'full'``, ``'quick'`` or ``'tiny'`` run."""
     base = dict(
         mode=mode, epsilons=EPSILONS, delta=DELTA, threads=1,
-        data_dir=default_data_dir(), out_dir=RESULTS_DIR, scaling_d=100,
+        data_dir=data_dir(), out_dir=RESULTS_DIR, scaling_d=100,
     )
     if mode == "full":
         base.update(
@@ -186,17 +179,9 @@ class Dataset:
 
 def load_svmlight_dataset(name, data_dir):
     """Adult or Reuters: CSR, rows scaled to unit L2 norm (Normalizer)."""
-    n_features = SVMLIGHT[name]
-    paths = [Path(data_dir) / f"{name}.{part}.bz2" for part in ("trn", "tst")]
-    missing = [str(p) for p in paths if not p.exists()]
-    if missing:
-        raise FileNotFoundError(f"missing {', '.join(missing)} (set --data-dir or "
-                                "SKDP_SHARED_DATA)")
-    X, y = load_svmlight_file(str(paths[0]), n_features=n_features)
-    X_test, y_test = load_svmlight_file(str(paths[1]), n_features=n_features)
-    norm = Normalizer()
-    return Dataset(name, "classification", norm.transform(X), y, norm.transform(X_test),
-                   y_test, info={"format": "CSR", "shape": X.shape, "test_rows": X_test.shape[0]})
+    X, y, X_test, y_test = load_svmlight(name, folder=data_dir)
+    return Dataset(name, "classification", X, y, X_test, y_test,
+                   info={"format": "CSR", "shape": X.shape, "test_rows": X_test.shape[0]})
 
 
 def make_tiny_dataset(seed=0):

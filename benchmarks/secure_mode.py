@@ -24,22 +24,17 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from sklearn.datasets import load_svmlight_file
-from sklearn.preprocessing import normalize
 
 from skdp import BudgetAccountant, DPLogisticRegression
 from skdp.accounting import recording
+from benchmark_data import load_svmlight
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 RESULTS = Path(__file__).resolve().parent / "results" / "secure_mode.md"
 N_FEATURES = {"adult": 123, "reuters": 8315}
 
 
 def load(name):
-    d = N_FEATURES[name]
-    X, y = load_svmlight_file(str(DATA / f"{name}.trn.bz2"), n_features=d)
-    Xt, yt = load_svmlight_file(str(DATA / f"{name}.tst.bz2"), n_features=d)
-    return normalize(X), y, normalize(Xt), yt
+    return load_svmlight(name)
 
 
 def fit(X, y, classes, epsilon, secure, seed):

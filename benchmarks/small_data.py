@@ -48,11 +48,11 @@ import time
 import warnings
 
 import numpy as np
-from sklearn.datasets import load_breast_cancer, load_digits, load_wine
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 
+from benchmark_data import load_small, write_report
 from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression
 from skdp.accounting import Gaussian, calibrate
 from skdp.datasets import documented_bounds
@@ -71,20 +71,28 @@ CANDIDATES = {
 OUTPUT_PERTURBATION_LAMBDAS = (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
 
 
-def _digits_odd(return_X_y=True):
-    X, y = load_digits(return_X_y=True)
+def _breast_cancer():
+    return load_small("breast_cancer")
+
+
+def _digits():
+    return load_small("digits")
+
+
+def _digits_odd():
+    X, y = load_small("digits")
     return X, y % 2
 
 
-def _wine_class0(return_X_y=True):
-    X, y = load_wine(return_X_y=True)
+def _wine_class0():
+    X, y = load_small("wine")
     return X, (y == 0).astype(int)
 
 
 #: name -> (loader, documented bounds' name, public label set)
 DATA = {
-    "breast_cancer": (load_breast_cancer, "breast_cancer", [0, 1]),
-    "digits": (load_digits, "digits", list(range(10))),
+    "breast_cancer": (_breast_cancer, "breast_cancer", [0, 1]),
+    "digits": (_digits, "digits", list(range(10))),
     "digits odd/even": (_digits_odd, "digits", [0, 1]),
     "wine class 0/rest": (_wine_class0, "wine", [0, 1]),
 }
@@ -92,7 +100,7 @@ DATA = {
 
 def demo_split(name):
     """The demo's split: (X_train, X_test, y_train, y_test), ``random_state=0``."""
-    X, y = DATA[name][0](return_X_y=True)
+    X, y = DATA[name][0]()
     return train_test_split(X, y, test_size=0.3, random_state=0)
 
 
@@ -242,10 +250,7 @@ def main(argv=None):
                               "the validation winner", test_table(winners))
     text += ["", f"Wall time {time.perf_counter() - start:.0f} s."]
     out = "\n".join(text) + "\n"
-    print(out)
-    if args.out != "-":
-        with open(args.out, "w") as fh:
-            fh.write(out)
+    write_report(out, args.out)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ Run::
     python benchmarks/small_sets.py --validation    # how gd's step rule was chosen
     python benchmarks/small_sets.py --knobs --seeds 10   # settings weighed, 3 minutes
 
-``--validation`` re-measures the choice of ``skdp.solvers.gd.STEPS_PER_RECORD``
+``--validation`` re-measures the choice of ``skdp.solvers.budget_rules.STEPS_PER_RECORD``
 (the constant of ``budget_max_iter``) without touching a test set: each
 seed's training part is split again 70/30, the defaults are fitted on the
 inner part with the constant set to each candidate, and the mean accuracy
@@ -43,23 +43,18 @@ import time
 import warnings
 
 import numpy as np
-from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
+from benchmark_data import load_small, write_report
 from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression
 from skdp.datasets import documented_bounds
 from skdp.preprocessing import BoundedScaler
 
-DATASETS = {
-    "breast_cancer": load_breast_cancer,
-    "wine": load_wine,
-    "digits": load_digits,
-    "iris": load_iris,
-}
+DATASETS = ("breast_cancer", "wine", "digits", "iris")
 EPSILONS = (0.5, 1.0, 2.0, 5.0, 10.0)
 CLASSIFIERS = {
     "DPLogisticRegression": (DPLogisticRegression, lambda: LogisticRegression(max_iter=5000)),
@@ -68,7 +63,7 @@ CLASSIFIERS = {
 
 
 def split(name, seed):
-    X, y = DATASETS[name](return_X_y=True)
+    X, y = load_small(name)
     return train_test_split(X, y, test_size=0.3, random_state=seed, stratify=y)
 
 
@@ -106,13 +101,13 @@ def inner_splits(name, seeds):
 
 def validation(seeds, candidates=(0.3, 0.6, 1.2)):
     """Mean inner-validation accuracy of the defaults per candidate constant."""
-    import skdp.solvers.gd as gd
+    import skdp.solvers.budget_rules as rules
 
-    saved = gd.STEPS_PER_RECORD
+    saved = rules.STEPS_PER_RECORD
     lines = ["| STEPS_PER_RECORD | mean validation accuracy |", "|---|---|"]
     try:
         for constant in candidates:
-            gd.STEPS_PER_RECORD = constant
+            rules.STEPS_PER_RECORD = constant
             scores = []
             for estimator, (private_cls, _) in CLASSIFIERS.items():
                 for name in DATASETS:
@@ -125,7 +120,7 @@ def validation(seeds, candidates=(0.3, 0.6, 1.2)):
             lines.append(f"| {constant:g} | {np.mean(scores):.4f} |")
             print(lines[-1], file=sys.stderr, flush=True)
     finally:
-        gd.STEPS_PER_RECORD = saved
+        rules.STEPS_PER_RECORD = saved
     return "\n".join(lines)
 
 
@@ -234,11 +229,8 @@ def main(argv=None):
             *(knobs(seeds, estimator) for estimator in ("DPLinearSVC",
                                                         "DPLogisticRegression")),
         ]) + "\n"
-        print(text)
-        if args.out != "-":
-            out = os.path.join(os.path.dirname(args.out), "small_sets_knobs.md")
-            with open(out, "w") as fh:
-                fh.write(text)
+        write_report(text, "-" if args.out == "-" else
+                     os.path.join(os.path.dirname(args.out), "small_sets_knobs.md"))
         return
     start = time.perf_counter()
     lines = [
@@ -265,10 +257,7 @@ def main(argv=None):
             print(lines[-1], file=sys.stderr, flush=True)
     lines += ["", f"Wall time {time.perf_counter() - start:.0f} s."]
     text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out != "-":
-        with open(args.out, "w") as fh:
-            fh.write(text)
+    write_report(text, args.out)
 
 
 if __name__ == "__main__":

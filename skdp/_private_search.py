@@ -65,6 +65,20 @@ def _estimator_has(attr):
     return check
 
 
+def _released_model_method(name, summary, verb, returns,
+                           note="Post-processing of the released model: no privacy cost."):
+    """The search's ``name``: ``best_estimator_``'s, when the estimator has it."""
+    def method(self, X):
+        check_is_fitted(self)
+        return getattr(self.best_estimator_, name)(X)
+
+    method.__name__, method.__qualname__ = name, f"PrivateSearchBase.{name}"
+    method.__doc__ = (f"{summary}\n\n{note}\n\nParameters\n----------\n"
+                      f"X : {{array-like, sparse matrix}} of shape (n_samples, n_features)\n"
+                      f"    The samples to {verb}.\n\nReturns\n-------\n{returns}\n")
+    return available_if(_estimator_has(name))(method)
+
+
 def _name_of(estimator):
     if isinstance(estimator, Pipeline):
         return "Pipeline(" + ", ".join(type(step).__name__ for _, step in estimator.steps) + ")"
@@ -354,64 +368,21 @@ class PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Bas
         return release(float(correct), mechanism, 1.0, rng, what="validation score") / n_val
 
     # -- delegation to the released model ------------------------------------
-    @available_if(_estimator_has("predict"))
-    def predict(self, X):
-        """Predict with ``best_estimator_``.
-
-        Post-processing of the released model: no privacy cost.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The samples to classify.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            The predicted labels, from ``classes_``.
-        """
-        check_is_fitted(self)
-        return self.best_estimator_.predict(X)
-
-    @available_if(_estimator_has("predict_proba"))
-    def predict_proba(self, X):
-        """Class probabilities of ``best_estimator_``.
-
-        Available when the estimator has ``predict_proba``
-        (``DPLogisticRegression``); post-processing of the released model.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The samples to score.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            The probability of each class, in the order of ``classes_``.
-        """
-        check_is_fitted(self)
-        return self.best_estimator_.predict_proba(X)
-
-    @available_if(_estimator_has("decision_function"))
-    def decision_function(self, X):
-        """Decision function of ``best_estimator_``.
-
-        Post-processing of the released model: no privacy cost.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The samples to score.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-            The released model's decision values: one column for two
-            classes (positive for ``classes_[1]``), one per class otherwise.
-        """
-        check_is_fitted(self)
-        return self.best_estimator_.decision_function(X)
+    predict = _released_model_method(
+        "predict", "Predict with ``best_estimator_``.", "classify",
+        "y_pred : ndarray of shape (n_samples,)\n"
+        "    The predicted labels, from ``classes_``.")
+    predict_proba = _released_model_method(
+        "predict_proba", "Class probabilities of ``best_estimator_``.", "score",
+        "proba : ndarray of shape (n_samples, n_classes)\n"
+        "    The probability of each class, in the order of ``classes_``.",
+        note="Available when the estimator has ``predict_proba``\n"
+             "(``DPLogisticRegression``); post-processing of the released model.")
+    decision_function = _released_model_method(
+        "decision_function", "Decision function of ``best_estimator_``.", "score",
+        "scores : ndarray of shape (n_samples,) or (n_samples, n_classes)\n"
+        "    The released model's decision values: one column for two\n"
+        "    classes (positive for ``classes_[1]``), one per class otherwise.")
 
     def score(self, X, y):
         """Accuracy of ``best_estimator_`` on (X, y) (not private: for public test data).

@@ -11,8 +11,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import PrivateEstimatorMixin
-from ._validation import make_rng
-from .validation import validate_data
+from .validation import make_rng, validate_data
 from .losses import LinearDesign, MatrixSensingLoss
 
 __all__ = ["DPMatrixSensing", "make_matrix_sensing"]

@@ -21,6 +21,12 @@ The data itself is validated by scikit-learn's checks, run through
 :func:`redact_data_errors`: their errors name what is wrong (the kind of
 value, the column when it is public) but never quote a value of the data or
 its row, which are private.
+
+The checks of single arguments outside the estimators live here too (one
+home for validation): :func:`check_epsilon`, :func:`check_delta` and
+:func:`check_budget_value` for the accounting, :func:`make_rng` for data
+generators. This module imports nothing from skdp, so every floor, the
+accounting included, can use it.
 """
 
 import functools
@@ -54,6 +60,11 @@ __all__ = [
     "AUTO_DELTA_CAP",
     "DELTA",
     "resolve_delta",
+    "check_number",
+    "check_epsilon",
+    "check_delta",
+    "check_budget_value",
+    "make_rng",
 ]
 
 
@@ -432,3 +443,62 @@ check_array = redact_data_errors(_sklearn_check_array, names=("X",))
 column_or_1d = redact_data_errors(_sklearn_column_or_1d, names=("y",))
 check_classification_targets = redact_data_errors(_sklearn_check_classification_targets,
                                                   names=("y",))
+
+
+# -- checks of single arguments: the accounting's budgets, data generators' seeds ------
+def check_number(value, name, owner=""):
+    """``float(value)`` for a real number (not a bool), else a ValueError."""
+    prefix = f"{owner}: " if owner else ""
+    if isinstance(value, bool):
+        raise ValueError(f"{prefix}{name} must be a number, got {value!r}.")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{prefix}{name} must be a number, got {value!r}.") from None
+
+
+def check_epsilon(value, owner=""):
+    """A finite epsilon > 0."""
+    epsilon = check_number(value, "epsilon", owner)
+    if not (epsilon > 0 and math.isfinite(epsilon)):
+        prefix = f"{owner}: " if owner else ""
+        raise ValueError(f"{prefix}epsilon must be > 0 and finite, got {value!r}.")
+    return epsilon
+
+
+def check_delta(value, owner="", *, name="delta"):
+    """A delta in [0, 1)."""
+    delta = check_number(value, name, owner)
+    if not (0.0 <= delta < 1.0):
+        prefix = f"{owner}: " if owner else ""
+        raise ValueError(f"{prefix}{name} must be in [0, 1), got {value!r}.")
+    return delta
+
+
+def check_budget_value(value, name, *, upper):
+    """A budget value of a BudgetAccountant, checked: in [0, ``upper``], not NaN."""
+    value = check_number(value, name, "BudgetAccountant")
+    if math.isnan(value) or value < 0 or value > upper:
+        bound = "[0, 1]" if upper == 1.0 else "(0, inf]"
+        raise ValueError(f"BudgetAccountant: {name} must be in {bound}, got {value!r}.")
+    return value
+
+
+def make_rng(random_state):
+    """One ``numpy.random.Generator`` from a scikit-learn style ``random_state``.
+
+    Used by data generators such as :func:`skdp.matrix_sensing.make_matrix_sensing`;
+    the noise of a private fit comes from :mod:`skdp._seeding` instead.
+    """
+    if random_state is None:
+        return np.random.default_rng()
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(0, 2**31 - 1, size=4))
+    if isinstance(random_state, Integral) and not isinstance(random_state, bool):
+        return np.random.default_rng(int(random_state))
+    raise ValueError(
+        f"random_state must be None, an int, a numpy RandomState or Generator, "
+        f"got {random_state!r}."
+    )

@@ -16,8 +16,8 @@ from unittest import mock
 
 import pytest
 
-from test_audit import CLAIMED_EPSILON, DESIGNS, PURE, PURE_CONFIDENCE, _audit, \
-    cached_calibration
+from skdp.testing.audit_designs import (CLAIMED_EPSILON, DESIGNS, PURE, PURE_CONFIDENCE,
+                                        audit_pairing, cached_calibration)
 
 door = importlib.import_module("skdp.accounting.release")
 #: 20 steps (the machinery tests' count), not the 500 planned for Adult: the
@@ -29,12 +29,13 @@ pytestmark = pytest.mark.filterwarnings(
 
 
 def test_audit_gd_secure_mode():
-    result = _audit(DESIGNS["logistic"], "gd", secure_mode=True, max_iter=STEPS, n_runs=200)
+    result = audit_pairing(DESIGNS["logistic"], "gd", secure_mode=True, max_iter=STEPS,
+                           n_runs=200)
     assert result.epsilon_lower_bound <= CLAIMED_EPSILON, result.summary()
 
 
 def test_audit_gd_secure_mode_pure_dp_single_step():
-    result = _audit(DESIGNS["logistic"], "gd", secure_mode=True,
+    result = audit_pairing(DESIGNS["logistic"], "gd", secure_mode=True,
                     confidence=PURE_CONFIDENCE, **PURE)
     assert result.epsilon_lower_bound <= CLAIMED_EPSILON, result.summary()
 
@@ -53,6 +54,6 @@ def secure_half_scale():
 
 
 def test_audit_catches_secure_noise_at_half_scale():
-    result = _audit(DESIGNS["logistic"], "gd", secure_mode=True,
+    result = audit_pairing(DESIGNS["logistic"], "gd", secure_mode=True,
                     run_context=secure_half_scale, confidence=PURE_CONFIDENCE, **PURE)
     assert result.epsilon_lower_bound > CLAIMED_EPSILON, result.summary()

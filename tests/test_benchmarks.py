@@ -6,20 +6,15 @@ solvers are added, and checks the Markdown table it writes. The plot is
 skipped: the test must not need matplotlib.
 """
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+from conftest import BENCHMARKS, load_benchmark_script
 
-RUN_PY = Path(__file__).resolve().parents[1] / "benchmarks" / "run.py"
+RUN_PY = BENCHMARKS / "run.py"
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("skdp_benchmarks_run", RUN_PY)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark_script("run")
 
 
 @pytest.fixture(scope="module")
@@ -101,8 +96,9 @@ def test_plot_without_matplotlib_writes_a_note(bench, monkeypatch):
 
 def test_data_dir_resolution(bench, monkeypatch, tmp_path):
     monkeypatch.setenv("SKDP_SHARED_DATA", str(tmp_path))
-    assert bench.default_data_dir() == tmp_path
+    assert bench.data_dir() == tmp_path
     monkeypatch.delenv("SKDP_SHARED_DATA")
-    assert bench.default_data_dir() == RUN_PY.resolve().parents[2] / "shared" / "data"
+    assert bench.data_dir() == RUN_PY.resolve().parents[2] / "shared" / "data"
     args = bench.parse_args(["--quick", "--data-dir", str(tmp_path)])
     assert bench.config_from_args(args).data_dir == tmp_path
+

@@ -60,7 +60,7 @@ ALLOWED = {
         "the door's one sampler: the noise of every release",
     ("accounting/release.py", "secret_run_count"):
         "the door: the secret number of runs of a private selection (RepeatAndSelect)",
-    ("solvers/_queries.py", "public_eigsh_start"):
+    ("solvers/_batch_queries.py", "public_eigsh_start"):
         "public: Lanczos's start vector steers the eigen-solver, drawn without the data",
     ("solvers/minimax.py", "public_uniform_ball"):
         "public: the saddle-escape perturbation direction, drawn without the data",
@@ -70,6 +70,12 @@ ALLOWED = {
         "public: a synthetic data generator, seeded by its caller",
     ("datasets.py", "make_ill_conditioned_classification"):
         "public: a synthetic data generator, seeded by its caller",
+    ("testing/audit_designs.py", "_NoiselessGenerator.laplace"):
+        "the audit's negative control noise_off: returns zeros (no draw), patched in "
+        "only inside its with block",
+    ("testing/audit_designs.py", "_HalfLaplaceGenerator.laplace"):
+        "the audit's negative control laplace_half_scale: Laplace noise at half the "
+        "calibrated scale, patched in only inside its with block, to be caught",
 }
 
 

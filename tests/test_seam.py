@@ -154,23 +154,120 @@ def test_solvers_know_no_loss_class():
                 pytest.fail(f"{path.name} imports from the losses package")
 
 
-def test_no_private_name_crosses_a_package_boundary():
-    for path in _sources("."):
-        rel = path.relative_to(SKDP).with_suffix("").parts
-        package = ("skdp",) + rel[:-1]           # the package this module is in
-        for node in ast.walk(ast.parse(path.read_text())):
-            if not isinstance(node, ast.ImportFrom) or not node.level:
+ROOMS = ("accounting", "losses", "solvers", "testing")
+
+
+def _room(module):
+    """The room of a dotted module name (a tuple from 'skdp'): a subpackage, or '' for the top."""
+    return module[1] if len(module) > 1 and module[1] in ROOMS else ""
+
+
+def _imported(path, root):
+    """(target module, imported names) of every import in ``path``, lazy ones included."""
+    here = ("skdp",) + path.relative_to(root).with_suffix("").parts
+    package = here[:-1]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[:len(package) - (node.level - 1)]
+                target = base + tuple(node.module.split(".")) if node.module else base
+            else:
+                target = tuple((node.module or "").split("."))
+            yield here, target, [alias.name for alias in node.names]
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                yield here, tuple(alias.name.split(".")), []
+
+
+def _private_crossings(root):
+    """Every import of a private name (leading underscore) from another room below ``root``.
+
+    The rooms are the subpackages (skdp.accounting, skdp.losses, skdp.solvers,
+    skdp.testing) and the top level (the modules directly in skdp/). A private
+    module on the path counts as a private name.
+    """
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for here, target, names in _imported(path, root):
+            if target[0] != "skdp" or _room(target) == _room(here):
                 continue
-            base = package[:len(package) - (node.level - 1)]
-            module = base + tuple((node.module or "").split(".")) if node.module else base
-            if module[:len(package)] == package:
-                continue                          # inside its own package
-            shared = 0
-            while shared < min(len(module), len(package)) and module[shared] == package[shared]:
-                shared += 1
-            private = [p for p in module[shared:] if p.startswith("_")]
-            private += [a.name for a in node.names if a.name.startswith("_")]
-            assert not private, f"{path.relative_to(SKDP)} imports private {private}"
+            private = [p for p in target[1:] if p.startswith("_")]
+            private += [n for n in names if n.startswith("_") and not n.endswith("__")]
+            if private:
+                found.append((str(path.relative_to(root)), ".".join(target), private))
+    return found
+
+
+def test_no_private_name_crosses_a_room_boundary():
+    assert _private_crossings(SKDP) == []
+
+
+def test_the_boundary_check_sees_a_planted_violation(tmp_path):
+    root = tmp_path / "skdp"
+    for folder in ("", "accounting", "solvers"):
+        (root / folder).mkdir(exist_ok=True)
+        (root / folder / "__init__.py").write_text("")
+    (root / "accounting" / "_secret.py").write_text("_KEY = 1\nPUBLIC = 2\n")
+    (root / "accounting" / "rdp.py").write_text("from ._secret import _KEY\n")  # same room
+    (root / "solvers" / "gd.py").write_text(
+        "def plan():\n    from ..accounting._secret import PUBLIC\n")      # lazy, relative
+    (root / "_dask.py").write_text("from skdp.accounting import _KEY\n")  # absolute
+    (root / "model.py").write_text("import skdp.accounting._secret\n")
+    assert sorted(_private_crossings(root)) == [
+        ("_dask.py", "skdp.accounting", ["_KEY"]),
+        ("model.py", "skdp.accounting._secret", ["_secret"]),
+        ("solvers/gd.py", "skdp.accounting._secret", ["_secret"]),
+    ]
+
+
+def _solver_modules(folder):
+    """The modules of ``folder`` that register a solver, by stem."""
+    return {p.stem: p for p in sorted(folder.glob("*.py"))
+            if "register_solver(" in p.read_text(encoding="utf-8")
+            and not p.stem.startswith("_")}
+
+
+def _solver_to_solver_imports(folder):
+    """(importer, imported) for every solver module that imports another solver module."""
+    solvers, found = _solver_modules(folder), []
+    for stem, path in solvers.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                names = [node.module] if node.module else [a.name for a in node.names]
+                found += [(stem, n) for n in names if n in solvers and n != stem]
+    return found
+
+
+def test_solvers_share_helpers_through_budget_rules_not_through_another_solver():
+    assert _solver_to_solver_imports(SKDP / "solvers") == []
+
+
+def test_the_solver_import_check_sees_a_planted_one(tmp_path):
+    (tmp_path / "gd.py").write_text("register_solver(GD())\n")
+    (tmp_path / "budget_rules.py").write_text("STEP = 1\n")
+    (tmp_path / "minimax.py").write_text(
+        "from .budget_rules import STEP\nfrom .gd import GD\nregister_solver(M())\n")
+    assert _solver_to_solver_imports(tmp_path) == [("minimax", "gd")]
+
+
+MAX_MODULE_LINES = 800
+
+
+def _long_modules(root):
+    """Modules below ``root`` over MAX_MODULE_LINES lines, with their lengths."""
+    lengths = {str(p.relative_to(root)): len(p.read_text(encoding="utf-8").splitlines())
+               for p in sorted(root.rglob("*.py"))}
+    return {name: n for name, n in lengths.items() if n > MAX_MODULE_LINES}
+
+
+def test_no_module_is_over_800_lines():
+    assert _long_modules(SKDP) == {}
+
+
+def test_the_length_check_sees_a_long_module(tmp_path):
+    (tmp_path / "short.py").write_text("x = 1\n" * MAX_MODULE_LINES)
+    (tmp_path / "long.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1))
+    assert _long_modules(tmp_path) == {"long.py": MAX_MODULE_LINES + 1}
 
 
 def test_no_block_of_ten_lines_is_written_twice():

@@ -1,28 +1,21 @@
 """``benchmarks/small_data.py`` chooses on validation splits of the demo's training part only."""
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "small_data.py"
+from conftest import load_benchmark_script
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("skdp_benchmarks_small_data", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark_script("small_data")
 
 
 @pytest.mark.parametrize("name", ["breast_cancer", "digits", "wine class 0/rest"])
 def test_validation_rows_never_include_the_demo_test_rows(bench, name, monkeypatch):
     loader, bounds, classes = bench.DATA[name]
-    _, y = loader(return_X_y=True)
+    _, y = loader()
 
-    def row_ids(return_X_y=True):  # each row's feature is its index in the data set
+    def row_ids():  # each row's feature is its index in the data set
         return np.arange(len(y), dtype=float)[:, None], y
 
     monkeypatch.setitem(bench.DATA, name, (row_ids, bounds, classes))

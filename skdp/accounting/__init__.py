@@ -31,7 +31,8 @@ from .filter import PrivacyFilter, best_order
 from .mechanisms import *  # noqa: F401,F403  (the mechanism classes, see mechanisms.__all__)
 from .release import *  # noqa: F401,F403  (the release door, see release.__all__)
 from .release import __all__ as _door_names
-from .rdp import DEFAULT_ORDERS, get_delta, get_epsilon, get_rdp, rdp_to_epsilon
+from .epsilon_delta import get_delta, get_epsilon
+from .rdp import DEFAULT_ORDERS, get_rdp, rdp_to_epsilon
 
 __all__ = [
     *mechanisms.__all__,

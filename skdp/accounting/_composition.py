@@ -18,9 +18,10 @@ from typing import Optional
 
 from scipy import special
 
-from ._checks import check_delta, check_epsilon
+from ..validation import check_delta, check_epsilon
 from .mechanisms import Composed, Gaussian, Laplace, Mechanism, PureDP, Repeated
-from .rdp import _DEFAULT_KEY, _analytic_gaussian_epsilon, _cost, get_epsilon
+from .epsilon_delta import analytic_gaussian_epsilon, get_epsilon
+from .rdp import DEFAULT_ORDERS_KEY, mechanism_cost
 
 __all__ = ["BudgetError", "Spend", "Tally", "make_spend", "fmt_budget", "mu_of_pure",
            "gdp_mu2", "mechanism_mu2", "gdp_epsilon", "gdp_mu_budget", "SLACK", "CLAIM_RTOL"]
@@ -125,7 +126,7 @@ def mechanism_mu2(mechanism: Mechanism) -> Optional[float]:
     if isinstance(mechanism, Repeated):
         part = mechanism_mu2(mechanism.mechanism)
         return None if part is None else part * mechanism.count
-    cost = _cost(mechanism, _DEFAULT_KEY)
+    cost = mechanism_cost(mechanism, DEFAULT_ORDERS_KEY)
     if cost.other:
         return None
     mu2 = cost.gauss
@@ -139,7 +140,7 @@ def gdp_epsilon(mu2: float, delta: float) -> float:
     mu = math.sqrt(mu2)
     if not math.isfinite(mu):
         return math.inf
-    return _analytic_gaussian_epsilon(mu, delta)
+    return analytic_gaussian_epsilon(mu, delta)
 
 
 def gdp_mu_budget(epsilon: float, delta: float) -> float:
@@ -148,7 +149,7 @@ def gdp_mu_budget(epsilon: float, delta: float) -> float:
         return math.inf
 
     def fits(mu):
-        return _analytic_gaussian_epsilon(mu, delta) <= epsilon
+        return analytic_gaussian_epsilon(mu, delta) <= epsilon
 
     lo = hi = 1.0
     while fits(hi):

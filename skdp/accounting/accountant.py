@@ -18,7 +18,7 @@ import uuid
 from typing import Optional
 
 from . import _context
-from ._checks import check_budget_value
+from ..validation import check_budget_value
 from ._composition import (
     BudgetError,
     Spend,

@@ -8,8 +8,8 @@ from typing import Callable
 from scipy import optimize
 
 from .mechanisms import Mechanism
-from ._checks import check_delta, check_epsilon
-from .rdp import _METHODS, get_epsilon
+from ..validation import check_delta, check_epsilon
+from .epsilon_delta import EPSILON_METHODS, get_epsilon
 
 __all__ = ["calibrate"]
 
@@ -76,8 +76,8 @@ def calibrate(make_mechanism: Callable[[float], Mechanism], epsilon: float, delt
         raise ValueError(f"calibrate: make_mechanism must be callable, got {make_mechanism!r}.")
     epsilon = check_epsilon(epsilon, "calibrate")
     delta = check_delta(delta, "calibrate")
-    if method not in _METHODS:
-        raise ValueError(f"calibrate: method must be one of {_METHODS}, got {method!r}.")
+    if method not in EPSILON_METHODS:
+        raise ValueError(f"calibrate: method must be one of {EPSILON_METHODS}, got {method!r}.")
     lower = float(lower)
     if not (lower > 0 and math.isfinite(lower)):
         raise ValueError(f"calibrate: lower must be > 0 and finite, got {lower!r}.")

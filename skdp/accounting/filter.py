@@ -34,10 +34,11 @@ import math
 
 import numpy as np
 
-from ._checks import check_delta, check_epsilon
+from ..validation import check_delta, check_epsilon
 from .accountant import BudgetError
 from .mechanisms import Composed, FilteredRDP, Mechanism, PureDP
-from .rdp import DEFAULT_ORDERS, get_epsilon, get_rdp, rdp_to_epsilon
+from .epsilon_delta import get_epsilon
+from .rdp import DEFAULT_ORDERS, get_rdp, rdp_to_epsilon
 
 __all__ = ["PrivacyFilter", "best_order"]
 

@@ -507,7 +507,7 @@ def _pair(m: Mechanism, grid: float):
     return result
 
 
-def _distinct_parts(m: Mechanism) -> int:
+def distinct_parts(m: Mechanism) -> int:
     return len(_groups(m))
 
 

@@ -1,4 +1,4 @@
-r"""Rényi DP curves of mechanisms, their composition, and (epsilon, delta).
+r"""Rényi DP curves of mechanisms, their composition, and the RDP conversion.
 
 Every mechanism gets a Rényi differential privacy (RDP) curve on a grid of
 orders; curves of composed mechanisms add.  A curve converts to
@@ -10,17 +10,13 @@ Steinke / Balle et al.:
     \varepsilon(\delta) = \min_\alpha \Big[ R(\alpha) + \log\frac{\alpha-1}{\alpha}
     - \frac{\log\delta + \log\alpha}{\alpha - 1} \Big].
 
-:func:`get_epsilon` reports the best *valid* epsilon among RDP, the exact
-analytic Gaussian mechanism (a composition of Gaussians without sampling is
-one Gaussian), basic composition of pure-DP mechanisms, and privacy loss
-distributions (:mod:`skdp.accounting.pld`; sampled and heterogeneous
-compositions).
+:func:`~skdp.accounting.get_epsilon` (module
+:mod:`skdp.accounting.epsilon_delta`) compares this route with the others.
 
 Neighbouring datasets are zero-out neighbours (one record replaced by a null
 record that contributes nothing; Kairouz et al. 2021): n is public, and
 Poisson-sampled accounting equals that of add/remove-one.
 """
-
 from __future__ import annotations
 
 import functools
@@ -28,29 +24,14 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
-from . import pld as _pld
-from ._checks import check_delta
+from ..validation import check_delta
 from .discrete import DiscreteGaussian, DiscreteLaplace, as_run
-from .mechanisms import (
-    Composed,
-    FilteredRDP,
-    Gaussian,
-    GaussianSparseVector,
-    Laplace,
-    Mechanism,
-    PoissonSampled,
-    Activated,
-    AnyOf,
-    PureDP,
-    Repeated,
-    RepeatAndSelect,
-    SparseVector,
-    ZCDP,
-)
+from . import mechanisms as mech
 
-__all__ = ["DEFAULT_ORDERS", "get_rdp", "get_epsilon", "get_delta", "rdp_to_epsilon"]
+__all__ = ["DEFAULT_ORDERS", "DEFAULT_ORDERS_KEY", "get_rdp", "rdp_to_epsilon", "rdp_to_delta",
+           "Cost", "mechanism_cost", "orders_key"]
 
 
 def _default_orders() -> np.ndarray:
@@ -75,7 +56,7 @@ then 72 ... 10000 sparser; 189 orders.  Orders near 1 convert large epsilons,
 orders up to 1e4 convert small epsilons and small deltas.
 """
 
-_DEFAULT_KEY = tuple(float(a) for a in DEFAULT_ORDERS)
+DEFAULT_ORDERS_KEY = tuple(float(a) for a in DEFAULT_ORDERS)
 
 # Integer orders up to this bound get the general Poisson-subsampling bound
 # of Zhu & Wang; larger orders fall back to the unamplified curve.
@@ -88,9 +69,9 @@ _SERIES_RTOL = math.log(1e-5)
 _SERIES_ROUNDOFF = 4e-15
 
 
-def _orders_key(orders) -> tuple:
+def orders_key(orders) -> tuple:
     if orders is None or orders is DEFAULT_ORDERS:
-        return _DEFAULT_KEY
+        return DEFAULT_ORDERS_KEY
     arr = np.atleast_1d(np.asarray(orders, dtype=float))
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"orders must be a non-empty 1-d sequence of numbers > 1, got {orders!r}.")
@@ -292,7 +273,7 @@ def _zhu_wang_rdp(q: float, inner, orders: tuple) -> np.ndarray:
     orders above ``_ZW_MAX_ORDER`` keep the unamplified curve.
     """
     a = np.asarray(orders, dtype=float)
-    unamplified = _cost(inner, orders).rdp
+    unamplified = mechanism_cost(inner, orders).rdp
     ceil = np.maximum(np.ceil(a), 2.0)
     use = ceil <= _ZW_MAX_ORDER
     out = np.array(unamplified, dtype=float)
@@ -300,7 +281,7 @@ def _zhu_wang_rdp(q: float, inner, orders: tuple) -> np.ndarray:
         return out
     targets = np.unique(ceil[use])
     kmax = int(targets.max())
-    inner_int = _cost(inner, tuple(float(x) for x in range(2, kmax + 1))).rdp
+    inner_int = mechanism_cost(inner, tuple(float(x) for x in range(2, kmax + 1))).rdp
     eps_at = np.concatenate([[0.0, 0.0], inner_int])  # eps_at[l] for l >= 2
     al, kf, k, log_binom, offsets, seg = _int_layout(tuple(targets.tolist()))
     e = eps_at[k]
@@ -323,7 +304,7 @@ def _zhu_wang_rdp(q: float, inner, orders: tuple) -> np.ndarray:
 # Cost of a mechanism tree.
 # ---------------------------------------------------------------------------
 
-class _Cost(NamedTuple):
+class Cost(NamedTuple):
     """Everything the conversions need about a mechanism tree.
 
     rdp    RDP curve on the orders.
@@ -350,76 +331,76 @@ class _Cost(NamedTuple):
         return not self.other and self.pure > 0 and self.gauss > 0
 
     def __add__(self, other):  # noqa: D105
-        return _Cost(self.rdp + other.rdp, self.gauss + other.gauss,
+        return Cost(self.rdp + other.rdp, self.gauss + other.gauss,
                      self.pure + other.pure, self.other or other.other)
 
-    def scaled(self, count: int) -> "_Cost":
+    def scaled(self, count: int) -> "Cost":
         if count == 0:
-            return _Cost(np.zeros_like(self.rdp), 0.0, 0.0, False)
-        return _Cost(self.rdp * count, self.gauss * count, self.pure * count, self.other)
+            return Cost(np.zeros_like(self.rdp), 0.0, 0.0, False)
+        return Cost(self.rdp * count, self.gauss * count, self.pure * count, self.other)
 
 
-def _zero_cost(orders: tuple) -> _Cost:
-    return _Cost(np.zeros(len(orders)), 0.0, 0.0, False)
+def _zero_cost(orders: tuple) -> Cost:
+    return Cost(np.zeros(len(orders)), 0.0, 0.0, False)
 
 
-def _pure_cost(eps: float, orders: tuple) -> _Cost:
-    return _Cost(_rdp_pure(eps, np.asarray(orders)), 0.0, eps, False)
+def _pure_cost(eps: float, orders: tuple) -> Cost:
+    return Cost(_rdp_pure(eps, np.asarray(orders)), 0.0, eps, False)
 
 
 @functools.lru_cache(maxsize=4096)
-def _cost(mechanism: Mechanism, orders: tuple) -> _Cost:
+def mechanism_cost(mechanism: mech.Mechanism, orders: tuple) -> Cost:
     c = _compute_cost(mechanism, orders)
-    return _Cost(_readonly(np.array(c.rdp, dtype=float)), float(c.gauss), float(c.pure), bool(c.other))
+    return Cost(_readonly(np.array(c.rdp, dtype=float)), float(c.gauss), float(c.pure), bool(c.other))
 
 
-def _compute_cost(m: Mechanism, orders: tuple) -> _Cost:
+def _compute_cost(m: mech.Mechanism, orders: tuple) -> Cost:
     a = np.asarray(orders, dtype=float)
-    if isinstance(m, Gaussian):
+    if isinstance(m, mech.Gaussian):
         z = m.noise_multiplier
-        return _Cost(_rdp_gaussian(z, a), 1.0 / (z * z), 0.0, False)
-    if isinstance(m, Laplace):
+        return Cost(_rdp_gaussian(z, a), 1.0 / (z * z), 0.0, False)
+    if isinstance(m, mech.Laplace):
         eps = 1.0 / m.noise_multiplier
-        return _Cost(_rdp_laplace(eps, a), 0.0, eps, False)
+        return Cost(_rdp_laplace(eps, a), 0.0, eps, False)
     if isinstance(m, DiscreteGaussian):  # zCDP only (CKS20 Thm 14): no analytic/PLD route
-        return _Cost(_rdp_gaussian(m.noise_multiplier, a), 0.0, 0.0, True)
-    if isinstance(m, (PureDP, DiscreteLaplace)):
+        return Cost(_rdp_gaussian(m.noise_multiplier, a), 0.0, 0.0, True)
+    if isinstance(m, (mech.PureDP, DiscreteLaplace)):
         return _pure_cost(m.epsilon, orders)
-    if isinstance(m, ZCDP):
+    if isinstance(m, mech.ZCDP):
         if m.rho == 0:
             return _zero_cost(orders)
-        return _Cost(a * m.rho, 0.0, 0.0, True)
-    if isinstance(m, SparseVector):
+        return Cost(a * m.rho, 0.0, 0.0, True)
+    if isinstance(m, mech.SparseVector):
         eps = m.epsilon_1 + m.epsilon_2
         if m.rdp_bound == "paper002":
             rdp = _rdp_laplace(m.epsilon_1, a) + _rdp_laplace(m.epsilon_2, a)
-            return _Cost(rdp, 0.0, eps, False)
+            return Cost(rdp, 0.0, eps, False)
         return _pure_cost(eps, orders)
-    if isinstance(m, GaussianSparseVector):
+    if isinstance(m, mech.GaussianSparseVector):
         with np.errstate(divide="ignore"):
             rdp = (math.log(m.max_queries) / (a - 1) + a / m.threshold_multiplier ** 2
                    + 2.0 * a / m.query_multiplier ** 2)
-        return _Cost(rdp, 0.0, 0.0, True)
-    if isinstance(m, FilteredRDP):
+        return Cost(rdp, 0.0, 0.0, True)
+    if isinstance(m, mech.FilteredRDP):
         # Rényi divergences are non-decreasing in the order: the bound at
         # ``order`` holds at every order below it, and nothing is known above
-        return _Cost(np.where(a <= m.order, m.rdp, np.inf), 0.0, 0.0, True)
-    if isinstance(m, Composed):
+        return Cost(np.where(a <= m.order, m.rdp, np.inf), 0.0, 0.0, True)
+    if isinstance(m, mech.Composed):
         total = _zero_cost(orders)
         for child in m.mechanisms:
-            total = total + _cost(child, orders)
+            total = total + mechanism_cost(child, orders)
         return total
-    if isinstance(m, Repeated):
-        return _cost(m.mechanism, orders).scaled(m.count)
-    if isinstance(m, PoissonSampled):
+    if isinstance(m, mech.Repeated):
+        return mechanism_cost(m.mechanism, orders).scaled(m.count)
+    if isinstance(m, mech.PoissonSampled):
         return _sampled_cost(m, orders)
-    if isinstance(m, Activated):
+    if isinstance(m, mech.Activated):
         return _activated_cost(m, orders)
-    if isinstance(m, AnyOf):
-        costs = [_cost(child, orders) for child in m.mechanisms]
-        return _Cost(np.max([c.rdp for c in costs], axis=0), max(c.gauss for c in costs),
+    if isinstance(m, mech.AnyOf):
+        costs = [mechanism_cost(child, orders) for child in m.mechanisms]
+        return Cost(np.max([c.rdp for c in costs], axis=0), max(c.gauss for c in costs),
                      max(c.pure for c in costs), any(c.other for c in costs))
-    if isinstance(m, RepeatAndSelect):
+    if isinstance(m, mech.RepeatAndSelect):
         return _repeat_and_select_cost(m, orders)
     raise NotImplementedError(
         f"The accountant does not support the mechanism {type(m).__name__} ({m!r}); "
@@ -429,8 +410,8 @@ def _compute_cost(m: Mechanism, orders: tuple) -> _Cost:
     )
 
 
-def _activated_cost(m: Activated, orders: tuple) -> _Cost:
-    inner = _cost(m.mechanism, orders)
+def _activated_cost(m: mech.Activated, orders: tuple) -> Cost:
+    inner = mechanism_cost(m.mechanism, orders)
     p = m.probability
     if p == 1.0 or (not inner.other and inner.gauss == 0 and inner.pure == 0):
         return inner
@@ -440,12 +421,12 @@ def _activated_cost(m: Activated, orders: tuple) -> _Cost:
         rdp = np.logaddexp(math.log1p(-p), math.log(p) + (a - 1) * inner.rdp) / (a - 1)
     rdp = np.where(np.isinf(inner.rdp), np.inf, rdp)
     # the worst branch keeps the inner pure epsilon (exact for pure DP)
-    return _Cost(np.minimum(rdp, inner.rdp), 0.0, inner.pure, inner.other or not inner.is_pure)
+    return Cost(np.minimum(rdp, inner.rdp), 0.0, inner.pure, inner.other or not inner.is_pure)
 
 
-def _repeat_and_select_cost(m: RepeatAndSelect, orders: tuple) -> _Cost:
+def _repeat_and_select_cost(m: mech.RepeatAndSelect, orders: tuple) -> Cost:
     """Papernot and Steinke (ICLR 2022), Theorem 2, at every order; see RepeatAndSelect."""
-    inner = _cost(m.mechanism, orders)
+    inner = mechanism_cost(m.mechanism, orders)
     a = np.asarray(orders, dtype=float)
     eta, log_inv_gamma = m.shape, -math.log(m.gamma)
     # the lambda-hat term, minimised over lambda-hat in {1} and the orders
@@ -456,11 +437,11 @@ def _repeat_and_select_cost(m: RepeatAndSelect, orders: tuple) -> _Cost:
     rdp = inner.rdp + best_hat + math.log(m.mean_runs) / (a - 1)
     # letting both orders grow: a pure epsilon-DP run gives (2 + eta) epsilon
     pure = (2 + eta) * inner.pure if inner.is_pure else 0.0
-    return _Cost(rdp, 0.0, pure, not inner.is_pure or inner.pure == 0)
+    return Cost(rdp, 0.0, pure, not inner.is_pure or inner.pure == 0)
 
 
-def _sampled_cost(m: PoissonSampled, orders: tuple) -> _Cost:
-    inner = _cost(m.mechanism, orders)
+def _sampled_cost(m: mech.PoissonSampled, orders: tuple) -> Cost:
+    inner = mechanism_cost(m.mechanism, orders)
     q = m.rate
     if q == 1.0:
         return inner
@@ -470,22 +451,18 @@ def _sampled_cost(m: PoissonSampled, orders: tuple) -> _Cost:
     if inner.is_gaussian:
         # Any composition of Gaussians on one sample is a single Gaussian.
         sigma = inner.gauss ** -0.5
-        return _Cost(_sampled_gaussian_rdp(q, sigma, orders), 0.0, 0.0, True)
+        return Cost(_sampled_gaussian_rdp(q, sigma, orders), 0.0, 0.0, True)
     zw = _zhu_wang_rdp(q, m.mechanism, orders)
     if inner.is_pure:
         # Amplification by Poisson subsampling of a pure-DP mechanism.
         eps = math.log1p(q * math.expm1(inner.pure))
-        return _Cost(np.minimum(_rdp_pure(eps, a), zw), 0.0, eps, False)
-    return _Cost(zw, 0.0, 0.0, True)
+        return Cost(np.minimum(_rdp_pure(eps, a), zw), 0.0, eps, False)
+    return Cost(zw, 0.0, 0.0, True)
 
 
 # ---------------------------------------------------------------------------
 # Conversions.
 # ---------------------------------------------------------------------------
-
-def _check_delta(delta, *, name="delta") -> float:
-    return check_delta(delta, name=name)
-
 
 def rdp_to_epsilon(rdp, orders, delta: float) -> float:
     r"""Convert an RDP curve to epsilon at a given delta.
@@ -512,7 +489,7 @@ def rdp_to_epsilon(rdp, orders, delta: float) -> float:
     .. [2] B. Balle, G. Barthe, M. Gaboardi, J. Hsu and T. Sato, "Hypothesis
        Testing Interpretations and Rényi Differential Privacy", AISTATS 2020.
     """
-    delta = _check_delta(delta)
+    delta = check_delta(delta)
     if delta == 0:
         return math.inf
     a = np.asarray(orders, dtype=float)
@@ -523,7 +500,7 @@ def rdp_to_epsilon(rdp, orders, delta: float) -> float:
     return max(0.0, float(np.min(eps)))
 
 
-def _rdp_to_delta(rdp, orders, epsilon: float) -> float:
+def rdp_to_delta(rdp, orders, epsilon: float) -> float:
     a = np.asarray(orders, dtype=float)
     r = np.asarray(rdp, dtype=float)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -532,86 +509,7 @@ def _rdp_to_delta(rdp, orders, epsilon: float) -> float:
     return float(min(1.0, math.exp(min(0.0, float(np.min(log_delta))))))
 
 
-def _gauss_log_delta(eps: float, mu: float) -> float:
-    """log delta(eps) of a Gaussian with sensitivity / std ``mu`` (Balle & Wang)."""
-    la = special.log_ndtr(mu / 2 - eps / mu)
-    lb = special.log_ndtr(-mu / 2 - eps / mu) + eps
-    if lb >= la:
-        return -math.inf
-    return float(la + math.log1p(-math.exp(lb - la)))
-
-
-def _analytic_gaussian_epsilon(mu: float, delta: float) -> float:
-    """Smallest eps with delta(eps) <= delta for the Gaussian with ratio ``mu``.
-
-    Solved by Brent's method; the returned value is nudged up until
-    delta(eps) <= delta holds, so it is never below the exact epsilon.
-    """
-    if mu == 0:
-        return 0.0
-    log_target = math.log(delta)
-
-    def f(eps):
-        return _gauss_log_delta(eps, mu) - log_target
-
-    if f(0.0) <= 0:
-        return 0.0
-    # zCDP bound (rho = mu^2 / 2) is a valid upper end of the bracket.
-    hi = mu * mu / 2 + mu * math.sqrt(2 * math.log(1 / delta))
-    while f(hi) > 0:
-        hi *= 2
-    eps = optimize.brentq(f, 0.0, hi, xtol=1e-13, rtol=1e-13, maxiter=500)
-    step = 1e-12 * max(1.0, eps)
-    while f(eps) > 0:
-        eps += step
-        step *= 2
-    return float(eps)
-
-
-_METHODS = ("auto", "rdp", "analytic", "pure", "pld")
-# "auto" skips PLD accounting for trees with more distinct parts than this
-# (each part is its own distribution to discretise and compose); every other
-# method stays available, so the result is still a valid bound.
-_AUTO_PLD_MAX_PARTS = 16
-# Shares of delta tried for the PLD part when a tree also has parts that only
-# RDP can account for (any share is valid; the smallest epsilon is kept).
-_PLD_DELTA_SHARES = (0.5, 0.9, 0.1)
-
-
-def _epsilon_of_cost(cost: _Cost, delta: float, orders: tuple, method: str = "auto") -> float:
-    candidates = []
-    if method in ("auto", "pure"):
-        if cost.is_pure:
-            candidates.append(cost.pure)
-        elif method == "pure":
-            raise ValueError(
-                "method='pure' needs a mechanism made only of pure-DP parts "
-                "(Laplace, PureDP, SparseVector, and sampled or composed forms of them)."
-            )
-    if method in ("auto", "analytic"):
-        if cost.is_gaussian:
-            if delta > 0:
-                candidates.append(_analytic_gaussian_epsilon(math.sqrt(cost.gauss), delta))
-        elif cost.is_hybrid:
-            if delta > 0:
-                candidates.append(
-                    _analytic_gaussian_epsilon(math.sqrt(cost.gauss), delta) + cost.pure)
-        elif method == "analytic":
-            raise ValueError(
-                "method='analytic' needs a composition of unsampled Gaussian mechanisms "
-                "(optionally plus pure-DP mechanisms)."
-            )
-    if method in ("auto", "rdp") and delta > 0:
-        candidates.append(rdp_to_epsilon(cost.rdp, orders, delta))
-    return min(candidates) if candidates else math.inf
-
-
-def _check_method(method):
-    if method not in _METHODS:
-        raise ValueError(f"method must be one of {_METHODS}, got {method!r}.")
-
-
-def get_rdp(mechanism: Mechanism, orders=DEFAULT_ORDERS) -> np.ndarray:
+def get_rdp(mechanism: mech.Mechanism, orders=DEFAULT_ORDERS) -> np.ndarray:
     r"""Rényi DP curve of a mechanism.
 
     Parameters
@@ -649,152 +547,4 @@ def get_rdp(mechanism: Mechanism, orders=DEFAULT_ORDERS) -> np.ndarray:
     .. [4] M. Bun and T. Steinke, "Concentrated Differential Privacy", TCC 2016.
     """
     mechanism = as_run(mechanism, "get_rdp")  # validated; discretized in secure mode
-    return np.array(_cost(mechanism, _orders_key(orders)).rdp)
-
-
-def get_epsilon(mechanism: Mechanism, delta: float, *, method: str = "auto",
-                orders=DEFAULT_ORDERS) -> float:
-    r"""Epsilon of a mechanism at a given delta.
-
-    Parameters
-    ----------
-    mechanism : Mechanism
-        Any mechanism tree.
-    delta : float
-        Target delta in [0, 1).
-    method : {"auto", "rdp", "analytic", "pure", "pld"}, default="auto"
-        - ``"auto"``: the smallest of the valid bounds below that apply
-          (PLD only at delta > 0, for trees that are not all unsampled
-          Gaussians, which are exact already, and with at most 16 distinct
-          parts).
-        - ``"rdp"``: RDP curve and the tight conversion (``inf`` at delta 0).
-        - ``"analytic"``: a tree of unsampled Gaussians is exactly one
-          Gaussian with :math:`z = (\sum_t z_t^{-2})^{-1/2}`; its exact
-          epsilon by the analytic Gaussian mechanism [2]_.  Pure-DP parts
-          beside the Gaussians are added by basic composition.
-        - ``"pure"``: basic composition of pure-DP parts (valid at every
-          delta >= 0; Poisson-sampled parts amplified by
-          :math:`\log(1 + q(e^\varepsilon - 1))`).
-        - ``"pld"``: privacy loss distributions
-          (:mod:`skdp.accounting.pld`): the tightest for sampled and
-          heterogeneous compositions; parts with no PLD form (``ZCDP``,
-          ``GaussianSparseVector``, ``FilteredRDP``) are accounted by RDP
-          and added by basic composition.  Needs delta > 0.
-    orders : array-like, default=DEFAULT_ORDERS
-        Rényi orders used by the RDP route.
-
-    Returns
-    -------
-    epsilon : float
-        An epsilon such that the mechanism is (epsilon, delta)-DP, never
-        below the exact value of the method used; ``inf`` if none applies
-        (e.g. a Gaussian at delta 0).
-
-    Raises
-    ------
-    ValueError
-        Bad delta or method, or a method that does not apply to the tree.
-
-    References
-    ----------
-    .. [1] C. Canonne, G. Kamath and T. Steinke, "The Discrete Gaussian for
-       Differential Privacy", NeurIPS 2020.
-    .. [2] B. Balle and Y.-X. Wang, "Improving the Gaussian Mechanism for
-       Differential Privacy", ICML 2018.
-
-    Examples
-    --------
-    >>> from skdp.accounting import Gaussian, Repeated, get_epsilon
-    >>> round(get_epsilon(Repeated(Gaussian(20.0), 200), 1e-5), 3)
-    2.943
-    """
-    mechanism = as_run(mechanism, "get_epsilon")  # validated; discretized in secure mode
-    delta = _check_delta(delta)
-    _check_method(method)
-    key = _orders_key(orders)
-    cost = _cost(mechanism, key)
-    if method == "pld":
-        if delta == 0:
-            raise ValueError("method='pld' needs delta > 0; use method='pure' for delta=0.")
-        eps = _pld_epsilon(mechanism, delta, key)
-        return math.inf if eps is None else eps
-    eps = _epsilon_of_cost(cost, delta, key, method)
-    if method == "auto" and delta > 0 and not cost.is_gaussian:
-        pld_eps = _pld_epsilon(mechanism, delta, key, max_parts=_AUTO_PLD_MAX_PARTS)
-        if pld_eps is not None:
-            eps = min(eps, pld_eps)
-    return eps
-
-
-def _pld_epsilon(mechanism: Mechanism, delta: float, orders: tuple, max_parts=None):
-    """Epsilon by PLD for the parts that have a PLD form, by RDP for the rest.
-
-    The two parts compose by basic composition (epsilons add, deltas add);
-    the delta is shared by each of ``_PLD_DELTA_SHARES`` and the smallest
-    total kept.  None when no part has a PLD form, the PLD part has more than
-    ``max_parts`` distinct parts, or its grid is too wide.
-    """
-    pld_part, rdp_part = _pld.split_for_pld(mechanism)
-    if pld_part is None or (max_parts is not None
-                            and _pld._distinct_parts(pld_part) > max_parts):
-        return None
-    if rdp_part is None:
-        return _pld.pld_epsilon(pld_part, delta)
-    rest = _cost(rdp_part, orders)
-    best = None
-    for share in _PLD_DELTA_SHARES:
-        first = _pld.pld_epsilon(pld_part, delta * share)
-        if first is None:
-            return None
-        total = first + _epsilon_of_cost(rest, delta * (1 - share), orders)
-        best = total if best is None else min(best, total)
-    return best
-
-
-def _delta_of_cost(cost: _Cost, epsilon: float, orders: tuple) -> float:
-    candidates = [_rdp_to_delta(cost.rdp, orders, epsilon)]
-    if cost.is_pure:
-        candidates.append(0.0 if epsilon >= cost.pure else 1.0)
-    if cost.is_gaussian or cost.is_hybrid:
-        rest = epsilon - cost.pure
-        if rest >= 0:
-            candidates.append(math.exp(_gauss_log_delta(rest, math.sqrt(cost.gauss))))
-    return max(0.0, min(candidates))
-
-
-def get_delta(mechanism: Mechanism, epsilon: float, *, orders=DEFAULT_ORDERS) -> float:
-    r"""Delta of a mechanism at a given epsilon.
-
-    Parameters
-    ----------
-    mechanism : Mechanism
-        Any mechanism tree.
-    epsilon : float
-        Target epsilon >= 0.
-    orders : array-like, default=DEFAULT_ORDERS
-        Rényi orders used by the RDP route.
-
-    Returns
-    -------
-    delta : float
-        The smallest valid delta among the RDP conversion
-        :math:`\min_\alpha e^{(\alpha-1)(R(\alpha)-\varepsilon)}
-        (1-1/\alpha)^{\alpha-1}/\alpha`, the analytic Gaussian (for trees of
-        unsampled Gaussians) and basic pure composition.
-    """
-    mechanism = as_run(mechanism, "get_delta")  # validated; discretized in secure mode
-    try:
-        epsilon = float(epsilon)
-    except (TypeError, ValueError):
-        raise ValueError(f"epsilon must be a number >= 0, got {epsilon!r}.") from None
-    if not epsilon >= 0:
-        raise ValueError(f"epsilon must be >= 0, got {epsilon!r}.")
-    key = _orders_key(orders)
-    cost = _cost(mechanism, key)
-    delta = _delta_of_cost(cost, epsilon, key)
-    if (not cost.is_gaussian and _pld.split_for_pld(mechanism)[1] is None
-            and _pld._distinct_parts(mechanism) <= _AUTO_PLD_MAX_PARTS):
-        pld_delta = _pld.pld_delta(mechanism, epsilon)
-        if pld_delta is not None:
-            delta = min(delta, pld_delta)
-    return delta
+    return np.array(mechanism_cost(mechanism, orders_key(orders)).rdp)

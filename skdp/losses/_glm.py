@@ -23,7 +23,7 @@ import sys
 import numpy as np
 
 from ._batch_sums import BatchSums
-from ._design import nbytes_of
+from ._design_rows import nbytes_of
 from ._float64_sums import float64_total
 
 __all__ = ["GLMLoss", "clip_rows"]

@@ -36,7 +36,7 @@ from ..validation import POSITIVE, POSITIVE_INT, UNIT_INTERVAL_RIGHT_OPEN, StrOp
 from ..accounting import Composed, Gaussian, Repeated, calibrate, get_epsilon, noise_mechanism
 from ._base import Plan, Solver, SolverResult
 from ._first_order import noisy_first_order
-from .gd import work_capped_steps, zcdp_rho
+from .budget_rules import work_capped_steps, zcdp_rho
 from ._registry import register_solver
 
 

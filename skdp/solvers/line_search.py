@@ -74,7 +74,7 @@ from ..validation import (
 )
 from ._base import Plan, Solver, SolverResult
 from ._registry import register_solver
-from .gd import work_capped_steps
+from .budget_rules import work_capped_steps
 
 __all__ = ["LineSearch"]
 

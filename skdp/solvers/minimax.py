@@ -68,7 +68,7 @@ from ..accounting import Composed, Repeated, calibrate, noise_mechanism
 from ..accounting.discrete import calibration_cache
 from ..validation import POSITIVE, POSITIVE_INT, Boolean, Interval, StrOptions
 from ._base import Plan, Solver, SolverResult
-from .gd import GradientDescent, default_learning_rate, work_capped_steps
+from .budget_rules import GD_LEARNING_RATE_SCALE, default_learning_rate, work_capped_steps
 from ._registry import register_solver
 
 __all__ = ["RecursiveGradientDescentAscent", "calibrated_noise_multiplier"]
@@ -345,7 +345,7 @@ class RecursiveGradientDescentAscent(Solver):
         if lr == "auto":
             # with increments, the gradient step 1 / L (its length sets their
             # clip); refreshed at every step, gd's step from the public bound
-            lr = (default_learning_rate(spec, "auto", GradientDescent.learning_rate_scale)
+            lr = (default_learning_rate(spec, "auto", GD_LEARNING_RATE_SCALE)
                   if q == 1 and opts["smoothness"] == "auto" else 1.0 / L)
         lr = float(lr)
         alpha = opts["threshold"]

@@ -95,7 +95,7 @@ from ..accounting import (
 from ..validation import POSITIVE, POSITIVE_INT, UNIT_INTERVAL_OPEN, Boolean, Interval, StrOptions
 from ._base import Plan, Solver, SolverResult
 from ._registry import register_solver
-from .gd import default_learning_rate, work_capped_steps
+from .budget_rules import default_learning_rate, work_capped_steps
 
 __all__ = ["SecondOrder"]
 
