@@ -12,7 +12,7 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import skdp
-from skdp.preprocessing import DPStandardScaler
+from skdp.preprocessing import DPBoundsScaler, DPStandardScaler
 
 _UNSEEDABLE = ("secure noise cannot be seeded: two fits with one random_state differ "
                "(issue 42)")
@@ -37,7 +37,8 @@ def _expected_failures(estimator):
 @parametrize_with_checks([skdp.DPLogisticRegression(secure_mode=True),
                           skdp.DPLinearSVC(secure_mode=True),
                           skdp.DPMatrixSensing(secure_mode=True),
-                          DPStandardScaler(bounds=(-5.0, 5.0), secure_mode=True)],
+                          DPStandardScaler(bounds=(-5.0, 5.0), secure_mode=True),
+                          DPBoundsScaler(epsilon=5.0, secure_mode=True)],
                          expected_failed_checks=_expected_failures)
 def test_sklearn_compatible_in_secure_mode(estimator, check):
     check(estimator)

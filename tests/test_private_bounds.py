@@ -251,3 +251,39 @@ def test_bounds_read_only_the_released_table(monkeypatch):
     scaler = DPBoundsScaler(accountant=BudgetAccountant(), random_state=0).fit(_data())
     np.testing.assert_array_equal(scaler.lower_, [32.0] * 3)
     np.testing.assert_array_equal(scaler.upper_, [64.0] * 3)
+
+
+@pytest.mark.parametrize("delta, discrete", [(1e-5, "DiscreteGaussian"),
+                                             (0.0, "DiscreteLaplace")])
+def test_secure_mode_releases_the_discrete_counts_and_charges_them(delta, discrete):
+    from skdp.accounting import DiscreteGaussian, DiscreteLaplace
+
+    kind = {"DiscreteGaussian": DiscreteGaussian, "DiscreteLaplace": DiscreteLaplace}[discrete]
+    X = _data()
+    acc = BudgetAccountant()
+    with recording() as records:
+        scaler = DPBoundsScaler(epsilon=0.5, delta=delta, secure_mode=True,
+                                accountant=acc).fit(X)
+    (release,) = records
+    assert type(release.mechanism) is kind
+    units = np.asarray(release.value) / release.grid
+    assert release.grid > 0 and np.all(units == np.round(units))
+    (spend,) = acc.spends
+    assert type(spend.mechanism) is kind and spend.epsilon == 0.5
+    assert get_epsilon(spend.mechanism, delta) <= 0.5 * (1 + 1e-9)
+    # the bounds are post-processing of the released (discrete) counts alone
+    std = scaler.noise_multiplier_ * (np.sqrt(3) if delta else 3 * np.sqrt(2))
+    lower, upper = bounds_from_counts(np.asarray(release.value), std, LO, HI,
+                                      n_records=len(X))
+    np.testing.assert_array_equal(scaler.lower_, lower)
+    np.testing.assert_array_equal(scaler.upper_, upper)
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: DPBoundsScaler(**kw),
+    lambda **kw: skdp.preprocessing.DPStandardScaler(bounds=(-200.0, 200.0), **kw)])
+def test_secure_mode_ignores_the_seed_with_a_warning_at_the_callers_line(make):
+    with pytest.warns(UserWarning, match="random_state is ignored") as caught:
+        make(secure_mode=True, random_state=0, accountant=BudgetAccountant()).fit(_data())
+    assert [w.filename for w in caught if "random_state is ignored" in str(w.message)] == [
+        __file__]
