@@ -56,7 +56,7 @@ TRIM = 0.0
 #: extra cost of a cell per octave its magnitude lies from 1, in noise
 #: standard deviations: a public preference for magnitudes near 1 that
 #: keeps a lone noisy cell at 2^35 from beating a weak true run
-DISTANCE_PENALTY = 0.1
+DISTANCE_PENALTY = 0.2
 #: a second part (sign side or the zero cell) joins the bounds when its sum
 #: exceeds this many noise standard deviations
 INCLUDE = 2.0
@@ -293,7 +293,7 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
     Notes
     -----
     The bounds from the noisy counts: each cell costs one noise standard
-    deviation plus 0.1 of one per octave between its magnitude and 1 (a
+    deviation plus 0.2 of one per octave between its magnitude and 1 (a
     public preference for magnitudes near 1); per feature the best run of
     negative octaves, the zero cell and the best run of positive octaves
     compete by their sums of noisy count minus cost; the best is kept with
@@ -311,7 +311,7 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
     >>> accountant = BudgetAccountant(epsilon=1.0)
     >>> scaler = DPBoundsScaler(epsilon=0.35, accountant=accountant, random_state=0).fit(X)
     >>> scaler.lower_[:3], scaler.upper_[:3]
-    (array([ 4.,  8., 64.]), array([ 32.,  32., 256.]))
+    (array([ 8.,  8., 64.]), array([ 32.,  32., 128.]))
     >>> accountant.spent()
     (0.35, 1e-05)
     """

@@ -29,6 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import AccountedMixin, n_columns, n_rows
 from ._bounded_map import clip_and_map, clip_columns, linear_map
+from ._budget_split import split_budget
 from ._private_bounds import DPBoundsScaler
 from ._scaler_charge import charge_scaler_fit
 from .accounting import BudgetAccountant, Repeated, noise_mechanism
@@ -44,7 +45,8 @@ from .validation import (
     validate_params,
 )
 
-__all__ = ["BoundedScaler", "DPBoundsScaler", "DPStandardScaler", "pipeline_privacy_spent"]
+__all__ = ["BoundedScaler", "DPBoundsScaler", "DPStandardScaler", "pipeline_privacy_spent",
+           "split_budget"]
 
 
 def _public_bounds(bounds, n_features, owner):
