@@ -232,18 +232,22 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
     ``feature_range=(-1, 1)``), and the default ``data_norm=1`` of the
     estimators after it rescales longer rows.
 
-    Measured in ``benchmarks/results/private_bounds.md``: ``make_pipeline(
-    DPBoundsScaler(epsilon=0.35), DPLogisticRegression(epsilon=0.65))``
+    Measured in ``benchmarks/results/private_bounds.md``: the pipeline
+    ``make_pipeline(DPBoundsScaler(epsilon=e_b), DPLogisticRegression(
+    epsilon=e_m))`` with ``e_b, e_m = split_budget(1.0, 1e-5, (0.3, 0.7))``,
+    charged to ``BudgetAccountant(1.0, 1e-5, composition='gaussian')``,
     against the same estimator behind :class:`BoundedScaler` with the
     documented ranges at epsilon 1.
 
     Parameters
     ----------
     epsilon : float, default=0.35
-        Privacy budget of the fit, > 0. The default is the share of a
-        total epsilon of 1 chosen on validation splits of training data
-        (``python benchmarks/private_bounds.py --validation``): give this
-        step about a third of the pipeline's total.
+        Privacy budget of the fit, > 0. In a pipeline under a total budget,
+        give this step 30% of the budget's ``mu^2`` under Gaussian
+        composition (:func:`~skdp.preprocessing.split_budget`), the share
+        chosen on validation splits of training data (``python
+        benchmarks/private_bounds.py --validation``); 0.35 is about a third
+        of a total of 1 under basic composition.
     delta : 'auto' or float, default='auto'
         In [0, 1); 0 gives pure epsilon-DP (Laplace noise). ``'auto'`` is
         ``min(1e-5, 1 / (10 n))`` for the public n (see
