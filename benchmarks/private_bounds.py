@@ -260,6 +260,7 @@ def validation(seeds, shares=(0.1, 0.2, 0.25, 0.3, 0.4), penalties=(1.0,),
     lines.append("| documented bounds | | | | 0 | " + " | ".join(f"{c:.3f}" for c in cells)
                  + f" | {np.mean(cells):.3f} |")
     print(lines[-1], flush=True)
+    documented_cells, ranked = cells, []
     try:
         for penalty, distance, include, trim, share in itertools.product(
                 penalties, distances, includes, trims, shares):
@@ -276,9 +277,15 @@ def validation(seeds, shares=(0.1, 0.2, 0.25, 0.3, 0.4), penalties=(1.0,),
                          + " | ".join(f"{c:.3f}" for c in cells)
                          + f" | {np.mean(cells):.3f} |")
             print(lines[-1], flush=True)
+            # the acceptance's criterion first: data sets within 3 points
+            within = sum(c >= d - 0.03 for c, d in zip(cells, documented_cells))
+            ranked.append(((within, np.mean(cells)), lines[-1]))
     finally:
         (private_bounds.PENALTY, private_bounds.DISTANCE_PENALTY,
          private_bounds.INCLUDE, private_bounds.TRIM) = saved
+    (within, mean), best = max(ranked, key=lambda item: item[0])
+    lines += ["", f"Chosen (most data sets within 3 points of the documented bounds, {within} "
+              f"of {len(NAMES)}, then the best mean, {mean:.4f}):", "", lines[0], lines[1], best]
     return lines
 
 
