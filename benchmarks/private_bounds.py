@@ -53,6 +53,7 @@ from adult_data import DATA  # noqa: E402
 
 import skdp._private_bounds as private_bounds  # noqa: E402
 from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression  # noqa: E402
+from skdp.accounting import calibrate, noise_mechanism  # noqa: E402
 from skdp.datasets import documented_bounds  # noqa: E402
 from skdp.preprocessing import BoundedScaler, DPBoundsScaler, split_budget  # noqa: E402
 from skdp.validation import resolve_delta  # noqa: E402
@@ -240,8 +241,108 @@ def small_data_limits(seeds, name="wine", estimator="DPLogisticRegression"):
             f"b = {b:g}" for b in bounds_eps) + " |", "|---|" + "---|" * len(bounds_eps),
         "| private bounds + model at epsilon 1 | " + " | ".join(f"{a:.3f}" for a in free)
         + " |"]
+    # the signal and the noise of the counts at the kept split (exact counts of
+    # the public data set's training parts: an analysis, not a release)
+    lo, hi = private_bounds.octave_grid((1e-6, 1e12))
+    bounds_eps = step_epsilons(SHARE, 1e-5)[0]
+    z = calibrate(noise_mechanism(1e-5), bounds_eps, 1e-5)
+    occupied, octaves = [], []
+    for seed, X_tr, X_te, y_tr, y_te in data:
+        counts = private_bounds.cell_counts(X_tr, lo, hi)
+        occupied += list(counts[counts > 0])
+        octaves += list((counts > 0).sum(axis=1))
+    std = private_bounds.noise_std(z, data[0][1].shape[1], 1e-5)
+    lines += ["", f"At the kept split the bounds step has epsilon {bounds_eps:.3f}: noise "
+              f"multiplier z = {z:.2f}, noise standard deviation on each count {std:.1f} "
+              f"(z sqrt({data[0][1].shape[1]})), in each of the grid's {2 * (hi - lo) + 1} "
+              f"cells per feature. The training parts' features occupy {min(octaves)} to "
+              f"{max(octaves)} cells each, holding {min(occupied)} to {max(occupied)} records "
+              f"({min(occupied) / std:.1f} to {max(occupied) / std:.1f} noise deviations)."]
     for line in lines:
         print(line, flush=True)
+    return lines
+
+
+def likelihood_bounds(noisy, std, lo, hi, n_records=0, per_cell=3.0):
+    """An alternative post-processing (not kept): the most likely run of cells.
+
+    Per feature, the run ``R`` of the signed grid maximising ``sum_R noisy^2 -
+    (sum_R noisy - n)^2 / |R| - sum_R cost`` (the Gaussian likelihood of
+    counts that put all n public records in ``R``, with a cost of
+    ``per_cell + DISTANCE_PENALTY * |octave|`` noise variances per cell).
+    """
+    d, n_cells = noisy.shape
+    m = hi - lo
+    octave = np.abs(np.arange(n_cells) - m) - 1 + lo
+    distance = np.where(np.arange(n_cells) == m, 0, np.abs(octave)).astype(float)
+    cost = np.concatenate([[0.0], np.cumsum(
+        (per_cell + private_bounds.DISTANCE_PENALTY * distance) * std * std)])
+    first_sum = np.concatenate([np.zeros((d, 1)), np.cumsum(noisy, axis=1)], axis=1)
+    square_sum = np.concatenate([np.zeros((d, 1)), np.cumsum(noisy * noisy, axis=1)], axis=1)
+    a, b = np.arange(n_cells)[:, None], np.arange(n_cells)[None, :]
+    valid, length = b >= a, np.maximum(b - a + 1, 1)
+    total = first_sum[:, None, 1:] - first_sum[:, :-1, None]
+    score = (square_sum[:, None, 1:] - square_sum[:, :-1, None]
+             - (total - n_records) ** 2 / length - (cost[None, 1:] - cost[:-1, None]))
+    best = np.where(valid, score, -np.inf).reshape(d, -1).argmax(axis=1)
+    first, last = np.unravel_index(best, (n_cells, n_cells))
+    left, right = private_bounds.cell_edges(lo, hi)
+    return left[first], right[last]
+
+
+def signed_log(X):
+    """A public, data-independent transform: sign(x) log2(1 + |x|)."""
+    return np.sign(X) * np.log2(1 + np.abs(X))
+
+
+def alternatives(seeds, names=("breast_cancer", "wine", "digits")):
+    """Other methods tried for small tables, on validation splits only (not kept)."""
+    from sklearn.preprocessing import FunctionTransformer
+
+    data = {name: list(splits(name, seeds, validation=True)) for name in names}
+
+    def kept(name, seed, classes, delta):
+        return private_pipeline("DPLogisticRegression", SHARE, seed, classes, delta)
+
+    def documented_one(name, seed, classes, delta):
+        return documented_pipeline("DPLogisticRegression", name, seed, classes, delta)
+
+    def grid(magnitudes):
+        def make(name, seed, classes, delta):
+            return kept(name, seed, classes, delta).set_params(
+                dpboundsscaler__magnitudes=magnitudes)
+        return make
+
+    def public_log(bound):
+        def make(name, seed, classes, delta):
+            return make_pipeline(FunctionTransformer(signed_log), BoundedScaler((-bound, bound)),
+                                 DPLogisticRegression(epsilon=TOTAL, delta=delta, classes=classes,
+                                                      accountant=BudgetAccountant(),
+                                                      random_state=seed))
+        return make
+
+    def row(label, make):
+        cells = [np.mean([make(name, seed, np.unique(y_tr), resolve_delta("auto", X_tr.shape[0]))
+                          .fit(X_tr, y_tr).score(X_te, y_te)
+                          for seed, X_tr, X_te, y_tr, y_te in data[name]]) for name in names]
+        lines.append(f"| {label} | " + " | ".join(f"{c:.3f}" for c in cells) + " |")
+        print(lines[-1], flush=True)
+
+    lines = ["| method (DPLogisticRegression, total epsilon 1) | " + " | ".join(names) + " |",
+             "|---|" + "---|" * len(names)]
+    row("documented bounds, model eps 1", documented_one)
+    row(f"private bounds (kept), share {SHARE:g} of mu^2", kept)
+    row("private bounds, public grid (1e-3, 1e6)", grid((1e-3, 1e6)))
+    row("private bounds, public grid (1e-2, 1e4)", grid((1e-2, 1e4)))
+    saved = private_bounds.bounds_from_counts
+    try:
+        private_bounds.bounds_from_counts = likelihood_bounds
+        row("private bounds, likelihood post-processing", kept)
+    finally:
+        private_bounds.bounds_from_counts = saved
+    for bound in (8.0, 16.0):
+        row(f"public signed log2(1 + abs x), range (-{bound:g}, {bound:g}), no bounds step, "
+            "model eps 1", public_log(bound))
     return lines
 
 
@@ -298,6 +399,8 @@ def main(argv=None):
     parser.add_argument("--trim", action="store_true",
                         help="with --validation: the trimming share at the chosen settings")
     parser.add_argument("--estimators", default="DPLogisticRegression,DPLinearSVC")
+    parser.add_argument("--alternatives", action="store_true",
+                        help="other methods tried for small tables (validation splits)")
     parser.add_argument("--composition", default="gaussian", choices=("gaussian", "basic"),
                         help="how the pipeline's accountant composes its two steps")
     parser.add_argument("--shares", default=None,
@@ -310,7 +413,12 @@ def main(argv=None):
     TOTAL, COMPOSITION = args.total, args.composition
     warnings.simplefilter("ignore")
     start = time.perf_counter()
-    if args.validation:
+    if args.alternatives:
+        lines = alternatives(range(10, 10 + args.seeds))
+        title = "# Private bounds: other methods tried, on validation splits (not kept)"
+        command = f"python benchmarks/private_bounds.py --alternatives --seeds {args.seeds}"
+        args.out = args.out.replace(".md", "_alternatives.md")
+    elif args.validation:
         if args.trim:
             grid = {"shares": (SHARE,), "distances": (private_bounds.DISTANCE_PENALTY,),
                     "includes": (private_bounds.INCLUDE,), "trims": (0.0, 0.01, 0.03)}
