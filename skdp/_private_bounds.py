@@ -30,17 +30,16 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import AccountedMixin, n_columns, n_rows
 from ._bounded_map import clip_and_map, linear_map
-from ._seeding import seed_key
-from .accounting import BudgetAccountant, calibrate, noise_mechanism
+from ._scaler_charge import charge_scaler_fit
+from .accounting import BudgetAccountant, noise_mechanism
 from .accounting.release import release  # the release door
-from .exceptions import warn_if_delta_voids_guarantee, warn_if_seed_replays
 from .losses import canonical_rows
 from .validation import (
     DELTA,
     POSITIVE,
     RANDOM_STATE,
+    Boolean,
     InstanceOf,
-    resolve_delta,
     validate_data,
     validate_params,
 )
@@ -57,13 +56,27 @@ TRIM = 0.0
 #: extra cost of a cell per octave its magnitude lies from 1, in noise
 #: standard deviations: a public preference for magnitudes near 1 that
 #: keeps a lone noisy cell at 2^35 from beating a weak true run
-DISTANCE_PENALTY = 0.1
+DISTANCE_PENALTY = 0.2
 #: a second part (sign side or the zero cell) joins the bounds when its sum
 #: exceeds this many noise standard deviations
 INCLUDE = 2.0
 #: below this ratio of records to noise standard deviation per cell the fit
 #: warns that the bounds may be wrong
 LOW_SIGNAL = 5.0
+
+
+def count_sensitivity(n_features, delta):
+    """The grid table's sensitivity: one record adds 1 to one cell of each feature.
+
+    L2 (``sqrt(n_features)``) for Gaussian noise, L1 (``n_features``) for
+    Laplace noise (``delta = 0``).
+    """
+    return float(np.sqrt(n_features)) if delta > 0 else float(n_features)
+
+
+def noise_std(z, n_features, delta):
+    """Standard deviation of the noise on each count (public): Laplace's is ``sqrt(2)`` x scale."""
+    return z * count_sensitivity(n_features, delta) * (1.0 if delta > 0 else np.sqrt(2.0))
 
 
 def octave_grid(magnitudes):
@@ -219,18 +232,22 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
     ``feature_range=(-1, 1)``), and the default ``data_norm=1`` of the
     estimators after it rescales longer rows.
 
-    Measured in ``benchmarks/results/private_bounds.md``: ``make_pipeline(
-    DPBoundsScaler(epsilon=0.35), DPLogisticRegression(epsilon=0.65))``
+    Measured in ``benchmarks/results/private_bounds.md``: the pipeline
+    ``make_pipeline(DPBoundsScaler(epsilon=e_b), DPLogisticRegression(
+    epsilon=e_m))`` with ``e_b, e_m = split_budget(1.0, 1e-5, (0.3, 0.7))``,
+    charged to ``BudgetAccountant(1.0, 1e-5, composition='gaussian')``,
     against the same estimator behind :class:`BoundedScaler` with the
     documented ranges at epsilon 1.
 
     Parameters
     ----------
     epsilon : float, default=0.35
-        Privacy budget of the fit, > 0. The default is the share of a
-        total epsilon of 1 chosen on validation splits of training data
-        (``python benchmarks/private_bounds.py --validation``): give this
-        step about a third of the pipeline's total.
+        Privacy budget of the fit, > 0. In a pipeline under a total budget,
+        give this step 30% of the budget's ``mu^2`` under Gaussian
+        composition (:func:`~skdp.preprocessing.split_budget`), the share
+        chosen on validation splits of training data (``python
+        benchmarks/private_bounds.py --validation``); 0.35 is about a third
+        of a total of 1 under basic composition.
     delta : 'auto' or float, default='auto'
         In [0, 1); 0 gives pure epsilon-DP (Laplace noise). ``'auto'`` is
         ``min(1e-5, 1 / (10 n))`` for the public n (see
@@ -247,6 +264,12 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
         :class:`~skdp.DPLogisticRegression`).
     random_state : int, RandomState, Generator or None, default=None
         Seed of the noise.
+    secure_mode : bool, default=False
+        Add discrete Gaussian (``delta > 0``) or discrete Laplace (``delta =
+        0``) noise to the integer counts, sampled exactly from the OS CSPRNG
+        and charged as those discrete mechanisms (see
+        :class:`~skdp.DPLogisticRegression`). ``random_state`` is then
+        ignored, with a warning.
 
     Attributes
     ----------
@@ -274,7 +297,7 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
     Notes
     -----
     The bounds from the noisy counts: each cell costs one noise standard
-    deviation plus 0.1 of one per octave between its magnitude and 1 (a
+    deviation plus 0.2 of one per octave between its magnitude and 1 (a
     public preference for magnitudes near 1); per feature the best run of
     negative octaves, the zero cell and the best run of positive octaves
     compete by their sums of noisy count minus cost; the best is kept with
@@ -292,7 +315,7 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
     >>> accountant = BudgetAccountant(epsilon=1.0)
     >>> scaler = DPBoundsScaler(epsilon=0.35, accountant=accountant, random_state=0).fit(X)
     >>> scaler.lower_[:3], scaler.upper_[:3]
-    (array([ 4.,  8., 64.]), array([ 32.,  32., 256.]))
+    (array([ 8.,  8., 64.]), array([ 32.,  32., 128.]))
     >>> accountant.spent()
     (0.35, 1e-05)
     """
@@ -302,16 +325,19 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
         "delta": DELTA,
         "accountant": [None, InstanceOf(BudgetAccountant, name="a skdp.BudgetAccountant")],
         "random_state": RANDOM_STATE,
+        "secure_mode": [Boolean],
     }
 
     def __init__(self, epsilon=0.35, delta="auto", feature_range=(-1, 1),
-                 magnitudes=(1e-6, 1e12), accountant=None, random_state=None):
+                 magnitudes=(1e-6, 1e12), accountant=None, random_state=None,
+                 secure_mode=False):
         self.epsilon = epsilon
         self.delta = delta
         self.feature_range = feature_range
         self.magnitudes = magnitudes
         self.accountant = accountant
         self.random_state = random_state
+        self.secure_mode = secure_mode
 
     def _check_pair(self, name, positive):
         value = getattr(self, name)
@@ -361,30 +387,24 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
             X = validate_data(self, X, accept_sparse=("csr", "csc"),
                               dtype=[np.float64, np.float32])
             n, d = X.shape
-        delta = resolve_delta(self.delta, n)  # what is charged and shown
-        warn_if_delta_voids_guarantee(delta, n, "DPBoundsScaler", stacklevel=4)
-        make = noise_mechanism(delta)
-        z = calibrate(make, float(self.epsilon), delta)
-        # one record adds 1 to one cell of each feature
-        sensitivity = float(np.sqrt(d)) if delta > 0 else float(d)
-        std = z * sensitivity * (1.0 if delta > 0 else np.sqrt(2.0))
-        if n < LOW_SIGNAL * std:
-            warnings.warn(
-                f"DPBoundsScaler: with {n} records, {d} features and epsilon={self.epsilon} "
-                f"the noise on each count has standard deviation {std:.3g}, more than "
-                f"1/{LOW_SIGNAL:g} of the records: the private bounds may miss features' "
-                "ranges. Give this step more epsilon, or public ranges to BoundedScaler.",
-                UserWarning, stacklevel=4)
-        mechanism = make(z)
-        accountant = self._accountant_in_force()
-        warn_if_seed_replays(self.random_state, accountant, "DPBoundsScaler", stacklevel=4)
-        accountant.check(self.epsilon, delta, mechanism=mechanism)
-        X = validate_data(self, X, accept_sparse=("csr", "csc"),
-                          dtype=[np.float64, np.float32])
-        record = accountant.charge(self.epsilon, delta, mechanism=mechanism,
-                                   label="DPBoundsScaler", seed_key=seed_key(self.random_state))
-        rng = self._noise_rng(record.seed_index)
-        noisy = release(cell_counts(X, lo, hi), mechanism, sensitivity, rng,
+
+        def warn_if_low_signal(z, delta):
+            std = noise_std(z, d, delta)
+            if n < LOW_SIGNAL * std:
+                warnings.warn(
+                    f"DPBoundsScaler: with {n} records, {d} features and "
+                    f"epsilon={self.epsilon} the noise on each count has standard deviation "
+                    f"{std:.3g}, more than 1/{LOW_SIGNAL:g} of the records: the private bounds "
+                    "may miss features' ranges. Give this step more epsilon, or public ranges "
+                    "to BoundedScaler.", UserWarning, stacklevel=5)
+
+        X, z, delta, mechanism, rng = charge_scaler_fit(
+            self, n, lambda z, delta: noise_mechanism(delta)(z),
+            lambda raw=X: validate_data(self, raw, accept_sparse=("csr", "csc"),
+                                        dtype=[np.float64, np.float32]),
+            before_check=warn_if_low_signal)
+        std = noise_std(z, d, delta)
+        noisy = release(cell_counts(X, lo, hi), mechanism, count_sensitivity(d, delta), rng,
                         what="DPBoundsScaler grid counts")
         lower, upper = bounds_from_counts(noisy, std, lo, hi, n_records=n)
         if sp.issparse(X):

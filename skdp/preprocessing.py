@@ -27,18 +27,12 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .exceptions import warn_if_delta_voids_guarantee, warn_if_seed_replays
 from ._base import AccountedMixin, n_columns, n_rows
 from ._bounded_map import clip_and_map, clip_columns, linear_map
+from ._budget_split import split_budget
 from ._private_bounds import DPBoundsScaler
-from .accounting import (
-    BudgetAccountant,
-    Repeated,
-    calibrate,
-    discretize,
-    noise_mechanism,
-    secure_accounting,
-)
+from ._scaler_charge import charge_scaler_fit
+from .accounting import BudgetAccountant, Repeated, noise_mechanism
 from .accounting.release import release  # the release door
 from .losses import column_totals
 from .validation import (
@@ -47,12 +41,12 @@ from .validation import (
     POSITIVE,
     RANDOM_STATE,
     InstanceOf,
-    resolve_delta,
     validate_data,
     validate_params,
 )
 
-__all__ = ["BoundedScaler", "DPBoundsScaler", "DPStandardScaler", "pipeline_privacy_spent"]
+__all__ = ["BoundedScaler", "DPBoundsScaler", "DPStandardScaler", "pipeline_privacy_spent",
+           "split_budget"]
 
 
 def _public_bounds(bounds, n_features, owner):
@@ -378,25 +372,14 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
         size = _n_features_of_bounds(self.bounds)
         lower, upper = _public_bounds(self.bounds, d if size is None else size,
                                       "DPStandardScaler")
-        delta = resolve_delta(self.delta, n)  # what is charged and shown
-        warn_if_delta_voids_guarantee(delta, n, "DPStandardScaler", stacklevel=4)
-        secure = self._secure()
-        with secure_accounting(secure):  # secure mode: calibrated for the discrete noise
-            z = calibrate(lambda z: self._mechanism(z, delta), float(self.epsilon), delta)
-        mechanism = discretize(self._mechanism(z, delta)) if secure else self._mechanism(z, delta)
-        accountant = self._accountant_in_force()
-        key = self._secure_seed_key("DPStandardScaler", stacklevel=4)
-        if key is not None:
-            warn_if_seed_replays(self.random_state, accountant, "DPStandardScaler",
-                                 stacklevel=4)
-        accountant.check(self.epsilon, delta, mechanism=mechanism)
-        X = validate_data(self, X, dtype=[np.float64, np.float32])
-        if X.shape[1] != lower.size:
-            raise ValueError(f"DPStandardScaler: X has {X.shape[1]} features, the bounds "
-                             f"describe {lower.size}.")
-        record = accountant.charge(self.epsilon, delta, mechanism=mechanism,
-                                   label="DPStandardScaler", seed_key=key)
-        rng = self._noise_rng(record.seed_index)
+        def read_data(raw=X):
+            X = validate_data(self, raw, dtype=[np.float64, np.float32])
+            if X.shape[1] != lower.size:
+                raise ValueError(f"DPStandardScaler: X has {X.shape[1]} features, the "
+                                 f"bounds describe {lower.size}.")
+            return X
+
+        X, z, delta, _, rng = charge_scaler_fit(self, n, self._mechanism, read_data)
         mid, half = (lower + upper) / 2.0, (upper - lower) / 2.0
         centred = clip_columns(X, lower, upper).astype(np.float64) - mid
         norm = 2 if delta > 0 else 1

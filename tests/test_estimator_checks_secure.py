@@ -13,7 +13,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import skdp
 from skdp.model_selection import PrivateGridSearchCV, PrivateRandomizedSearchCV
-from skdp.preprocessing import DPStandardScaler
+from skdp.preprocessing import DPBoundsScaler, DPStandardScaler
 
 _UNSEEDABLE = ("secure noise cannot be seeded: two fits with one random_state differ "
                "(issue 42)")
@@ -39,6 +39,7 @@ def _expected_failures(estimator):
                           skdp.DPLinearSVC(secure_mode=True),
                           skdp.DPMatrixSensing(secure_mode=True),
                           DPStandardScaler(bounds=(-5.0, 5.0), secure_mode=True),
+                          DPBoundsScaler(epsilon=5.0, secure_mode=True),
                           # the private searches: their scores, trials and fits secure
                           PrivateGridSearchCV(skdp.DPLogisticRegression(),
                                               {"alpha": [1e-3, 1e-2]}, secure_mode=True),

@@ -251,3 +251,74 @@ def test_bounds_read_only_the_released_table(monkeypatch):
     scaler = DPBoundsScaler(accountant=BudgetAccountant(), random_state=0).fit(_data())
     np.testing.assert_array_equal(scaler.lower_, [32.0] * 3)
     np.testing.assert_array_equal(scaler.upper_, [64.0] * 3)
+
+
+@pytest.mark.parametrize("delta, discrete", [(1e-5, "DiscreteGaussian"),
+                                             (0.0, "DiscreteLaplace")])
+def test_secure_mode_releases_the_discrete_counts_and_charges_them(delta, discrete):
+    from skdp.accounting import DiscreteGaussian, DiscreteLaplace
+
+    kind = {"DiscreteGaussian": DiscreteGaussian, "DiscreteLaplace": DiscreteLaplace}[discrete]
+    X = _data()
+    acc = BudgetAccountant()
+    with recording() as records:
+        scaler = DPBoundsScaler(epsilon=0.5, delta=delta, secure_mode=True,
+                                accountant=acc).fit(X)
+    (release,) = records
+    assert type(release.mechanism) is kind
+    units = np.asarray(release.value) / release.grid
+    assert release.grid > 0 and np.all(units == np.round(units))
+    (spend,) = acc.spends
+    assert type(spend.mechanism) is kind and spend.epsilon == 0.5
+    assert get_epsilon(spend.mechanism, delta) <= 0.5 * (1 + 1e-9)
+    # the bounds are post-processing of the released (discrete) counts alone
+    std = scaler.noise_multiplier_ * (np.sqrt(3) if delta else 3 * np.sqrt(2))
+    lower, upper = bounds_from_counts(np.asarray(release.value), std, LO, HI,
+                                      n_records=len(X))
+    np.testing.assert_array_equal(scaler.lower_, lower)
+    np.testing.assert_array_equal(scaler.upper_, upper)
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: DPBoundsScaler(**kw),
+    lambda **kw: skdp.preprocessing.DPStandardScaler(bounds=(-200.0, 200.0), **kw)])
+def test_secure_mode_ignores_the_seed_with_a_warning_at_the_callers_line(make):
+    with pytest.warns(UserWarning, match="random_state is ignored") as caught:
+        make(secure_mode=True, random_state=0, accountant=BudgetAccountant()).fit(_data())
+    assert [w.filename for w in caught if "random_state is ignored" in str(w.message)] == [
+        __file__]
+
+
+def test_one_line_pipeline_on_raw_digits_under_a_gaussian_budget_of_one():
+    """Issue 41's acceptance on digits, on 3 of the benchmark's 5 splits.
+
+    One split's noise moves either pipeline by 3-4 points, so the means are
+    compared, as in ``benchmarks/results/private_bounds.md``. The bar is 1.5
+    points: the former basic split (0.35 + 0.65, distance penalty 0.1) is
+    2.4 points below on these splits and fails it; the Gaussian split is even.
+    """
+    from sklearn.datasets import load_digits
+
+    from skdp.datasets import documented_bounds
+    from skdp.preprocessing import split_budget
+
+    X, y = load_digits(return_X_y=True)
+    classes = np.arange(10)
+    bounds_eps, model_eps = split_budget(1.0, 1e-5, (0.3, 0.7))
+    private, documented = [], []
+    for seed in range(3):
+        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, random_state=seed,
+                                                  stratify=y)
+        acc = BudgetAccountant(epsilon=1.0, delta=1e-5, composition="gaussian")
+        private.append(make_pipeline(
+            DPBoundsScaler(epsilon=bounds_eps, delta=1e-5, accountant=acc, random_state=seed),
+            DPLogisticRegression(epsilon=model_eps, delta=1e-5, classes=classes,
+                                 accountant=acc, random_state=seed))
+            .fit(X_tr, y_tr).score(X_te, y_te))
+        assert acc.spent()[0] <= 1.0 and acc.spent()[0] == pytest.approx(1.0, rel=1e-6)
+        documented.append(make_pipeline(
+            BoundedScaler(documented_bounds("digits")),
+            DPLogisticRegression(epsilon=1.0, delta=1e-5, classes=classes,
+                                 accountant=BudgetAccountant(), random_state=seed))
+            .fit(X_tr, y_tr).score(X_te, y_te))
+    assert np.mean(private) >= np.mean(documented) - 0.015

@@ -124,3 +124,29 @@ def test_fit_progress_throttles_by_time(monkeypatch, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert progress.n_lines == len(lines) == 4  # at 1, 2, 3 and 4 s
     assert lines[0] == "[Owner] iteration 20/100 (20% of the plan), 1.0 s elapsed, ~4.0 s left"
+
+
+def test_a_default_fit_prints_progress_that_no_record_moves(fake_clock, capsys, monkeypatch):
+    """The acceptance's setting in small: a default fit (solver='auto'), verbose=1.
+
+    Measured for real (report of issue 41): 300,000 x 100 rows, 12.2 s, 9
+    progress lines. Here the fake clock stands in for the seconds; a
+    neighbour whose one record is zeroed or blown up prints the same lines.
+    """
+    X, y = _data(n=400)
+    outs = []
+    for change in (None, 0.0, 1e6):
+        data = X.copy()
+        if change is not None:
+            data[11] = change
+        ticks = itertools.count()
+        monkeypatch.setattr(progress_module, "_clock", lambda: 0.3 * next(ticks))
+        DPLogisticRegression(classes=[0, 1], verbose=1, accountant=BudgetAccountant(),
+                             random_state=0).fit(data, y)
+        outs.append(capsys.readouterr().out.splitlines())
+    lines = _progress_lines("\n".join(outs[0]))
+    assert len(lines) >= 3 and all(LINE.match(line) for line in lines)
+    # every other line is the end-of-fit summary, and every output is the same
+    assert len(outs[0]) == len(lines) + 1 and outs[0][-1].startswith(
+        "[DPLogisticRegression] solver=")
+    assert outs[1] == outs[0] and outs[2] == outs[0]
