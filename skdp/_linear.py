@@ -210,9 +210,6 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateLinearModel):
                 "at least 2 classes."
             )
 
-    def _check_dask_solver(self, solver):
-        """Every solver of the linear classifiers runs on the Dask back end."""
-
     def decision_function(self, X):
         """Confidence scores: the linear predictor of each sample.
 

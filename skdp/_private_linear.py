@@ -86,9 +86,8 @@ class PrivateLinearModel(PrivateEstimatorMixin, BaseEstimator):
         design = LinearDesign(X, self.fit_intercept, self.data_norm, loss_cls.intercept_scale)
         return loss_cls(design, targets, **params)
 
-    def _dask_targets(self, y):
-        raise TypeError(  # pragma: no cover - refused before the charge by _check_dask_solver
-            f"{type(self).__name__} does not fit on dask collections.")
+    def _dask_targets(self, y):  # pragma: no cover - abstract
+        raise NotImplementedError
 
     def _bind_dask_loss(self, X, y, spec):
         """The loss on a dask array: each block validated and bound on its worker."""
@@ -103,6 +102,9 @@ class PrivateLinearModel(PrivateEstimatorMixin, BaseEstimator):
         self.n_features_in_ = int(X.shape[1])
         self.__dict__.pop("feature_names_in_", None)
         return loss
+
+    def _check_dask_solver(self, solver):
+        """Every solver of the linear models runs on the Dask back end."""
 
     # -- solver choice ------------------------------------------------------
     def _auto_solver_name(self, n_samples, n_features):
