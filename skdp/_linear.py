@@ -252,26 +252,6 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateLinearModel):
                                      drop_axis=1 if scores.ndim == 2 else None)
         return _labels(scores, self.classes_)
 
-    def fit(self, X, y):
-        """Fit the model privately; the whole privacy cost is charged first.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data; rows above ``data_norm`` are scaled down to it.
-        y : array-like of shape (n_samples,)
-            Class labels. With ``classes`` given, every label must be one of
-            them (else a ValueError is raised before any privacy is spent);
-            with ``classes=None`` the set of labels present in y is released
-            in ``classes_`` (not private).
-
-        Returns
-        -------
-        self : object
-            The fitted estimator.
-        """
-        return self._fit_any_backend(X, y)
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = True

@@ -164,8 +164,30 @@ class PrivateLinearModel(PrivateEstimatorMixin, BaseEstimator):
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     # -- fit ------------------------------------------------------------------
-    def _fit_any_backend(self, X, y):
-        """``_private_fit`` on in-memory data or on dask collections (both or neither)."""
+    def fit(self, X, y):
+        """Fit the model privately; the whole privacy cost is charged first.
+
+        ``X`` and ``y`` are both in memory or both dask collections (a dask
+        fit runs where the blocks live; see the scaling guide).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; rows above ``data_norm`` are scaled down to it.
+        y : array-like of shape (n_samples,)
+            Targets. Class labels for a classifier: with ``classes`` given,
+            every label must be one of them (else a ValueError is raised
+            before any privacy is spent); with ``classes=None`` the set of
+            labels present in y is released in ``classes_`` (not private).
+            Responses for a regressor, clipped to ``[-y_bound, y_bound]``
+            when ``y_bound`` is set.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        # no frame between fit and _private_fit: warnings point at the user's call
         if is_dask_collection(y) and not is_dask_collection(X):
             raise TypeError("y is a dask collection but X is not: pass both as dask "
                             "collections, or both in memory.")

@@ -462,24 +462,6 @@ class DPLinearRegression(RegressorMixin, PrivateLinearModel):
         self.coef_ = self.coef_[0]
         self.intercept_ = float(self.intercept_[0])
 
-    def fit(self, X, y):
-        """Fit the model privately; the whole privacy cost is charged first.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data; rows above ``data_norm`` are scaled down to it.
-        y : array-like of shape (n_samples,)
-            Responses; clipped to ``[-y_bound, y_bound]`` when ``y_bound``
-            is set.
-
-        Returns
-        -------
-        self : object
-            The fitted estimator.
-        """
-        return self._fit_any_backend(X, y)
-
     def predict(self, X):
         """Predicted responses ``x @ coef_ + intercept_`` of rows clipped to ``data_norm``.
 
