@@ -1,7 +1,7 @@
 """skdp: differentially private estimators for scikit-learn."""
 
 from .accounting import BudgetAccountant, BudgetError
-from .linear_model import DPLogisticRegression
+from .linear_model import DPLinearRegression, DPLogisticRegression
 from .exceptions import PrivacyWarning
 from .matrix_sensing import DPMatrixSensing, make_matrix_sensing
 from .preprocessing import DPBoundsScaler
@@ -13,6 +13,7 @@ __all__ = [
     "BudgetAccountant",
     "BudgetError",
     "DPBoundsScaler",
+    "DPLinearRegression",
     "DPLogisticRegression",
     "DPLinearSVC",
     "DPMatrixSensing",

@@ -28,7 +28,6 @@ imports it until a dask collection is passed to ``fit`` or ``predict``.
 import numpy as np
 import scipy.sparse as sp
 
-from ._labels import encode_labels
 from .accounting.release import poisson_positions, release
 from .losses import CompensatedSum, LinearDesign, float64_total
 from .validation import check_array, check_classification_targets  # errors quote no value
@@ -174,13 +173,8 @@ def _bind_block(X_block, y_block, recipe):
                           ensure_min_samples=0, estimator=recipe["owner"], input_name="X")
     if X_block.shape[1] != recipe["n_features"]:  # pragma: no cover - rechunked above
         raise ValueError("A block of X has the wrong number of features.")
-    y_block = np.asarray(y_block)
-    classes = recipe["classes"]
-    if recipe["classes_given"]:
-        y_index = encode_labels(y_block, classes)
-    else:
-        y_index = np.searchsorted(classes, y_block)
-    return _bound_loss(X_block, recipe["encode"](y_index, len(classes)), recipe)
+    # the estimator's target encoding (labels, or bounded responses): target-neutral here
+    return _bound_loss(X_block, recipe["targets"](np.asarray(y_block)), recipe)
 
 
 def _bound_loss(X, targets, recipe):
@@ -338,12 +332,13 @@ class DaskLoss:
     X : dask.array.Array of shape (n_samples, n_features)
         The features, one block of columns (see :func:`as_dask_arrays`).
     y : dask.array.Array of shape (n_samples,)
-        The labels, blocks aligned with ``X``'s.
+        The targets (labels or responses), blocks aligned with ``X``'s.
     recipe : dict
         How to validate a block and bind the loss to it: the loss class and
-        its public parameters, ``fit_intercept``, ``data_norm``, the public
-        ``classes`` and whether they were given, the target encoder, the
-        number of features and the estimator's name (for messages).
+        its public parameters, ``fit_intercept``, ``data_norm``, ``targets``
+        (a picklable function from a block of y to the targets the loss
+        takes: encoded labels, or bounded responses), the number of features
+        and the estimator's name (for messages).
     coef_shape : tuple of int
         The shape of the coefficients (public).
     """

@@ -22,3 +22,27 @@ def encode_labels(y, classes):
             "fitting."
         ) from None
     return codes[np.ravel(inverse)]
+
+
+def label_targets(y, classes, classes_given, encode):
+    """The targets a classifier's loss takes from labels ``y`` (in memory or one Dask block).
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+        Labels, validated.
+    classes : ndarray of shape (n_classes,)
+        The sorted label set (public when given, else read from y and released).
+    classes_given : bool
+        Whether ``classes`` was given as ``classes=``: then every label is
+        checked against it (:func:`encode_labels`), else looked up in it.
+    encode : callable
+        ``encode(y_index, n_classes)``: the loss's targets from label indices.
+
+    Returns
+    -------
+    ndarray
+        ``encode`` of the index of each label in ``classes``.
+    """
+    y_index = encode_labels(y, classes) if classes_given else np.searchsorted(classes, y)
+    return encode(y_index, len(classes))

@@ -1,21 +1,22 @@
-"""Shared base of the private linear classifiers (logistic regression, SVM)."""
+"""The label layer of the private linear classifiers (logistic regression, SVM).
 
+The linear plumbing is :class:`~skdp._private_linear.PrivateLinearModel`'s; this
+module adds what a classifier needs: the public label set, label encoding,
+decision scores and predicted labels.
+"""
+
+import functools
 import numbers
-from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.base import ClassifierMixin
 
-from ._base import PrivateEstimatorMixin
-from ._labels import encode_labels
-from ._dask import DaskLoss, as_dask_arrays, dask_decision_function, is_dask_collection
-from ._dask import feature_names as dask_feature_names
+from ._dask import is_dask_collection
 from ._dask import public_labels as dask_public_labels
-from .losses import LinearDesign
+from ._labels import label_targets
+from ._private_linear import PrivateLinearModel
 from .penalties import PENALTIES
-from .solvers import available_solvers
 from .validation import (
     Interval,
     StrOptions,
@@ -26,14 +27,7 @@ from .validation import (
 
 __all__ = ["PrivateLinearClassifier"]
 
-#: the penalty parameters both linear classifiers take
-#: ``solver='auto'`` takes ``preconditioned_gd`` from this many rows (below, on
-#: scikit-learn's small sets, gd's budget rule did better; see
-#: ``PrivateLinearClassifier._auto_solver_name``) and up to this many parameters
-#: per output (its dense second moment).
-AUTO_MAJORIZER_MIN_ROWS = 5000
-AUTO_MAJORIZER_MAX_PARAMS = 1000
-
+#: the penalty parameters the linear models take
 PENALTY_CONSTRAINTS = {
     "penalty": [None, StrOptions(set(PENALTIES))],
     "l1_ratio": [Interval(numbers.Real, 0, 1, closed="both")],
@@ -145,14 +139,14 @@ def _labels(scores, classes):
     return classes[np.argmax(scores, axis=1)]
 
 
-class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstimator):
-    """Base of private linear classifiers: data handling and prediction.
+class PrivateLinearClassifier(ClassifierMixin, PrivateLinearModel):
+    """Base of private linear classifiers: the label layer over the linear model.
 
     Subclasses take a ``classes`` parameter (the public label set, or None)
     and implement ``_loss_class(n_classes)`` -> ``(GLM loss class, its public
-    parameters)`` and ``_target_encoder(y_index, n_classes)`` (a module-level function: the targets
-    that loss takes); coefficients have shape ``(n_params,)`` for two classes
-    and ``(n_params, n_classes)`` otherwise.
+    parameters)`` and ``_target_encoder(y_index, n_classes)`` (a module-level
+    function: the targets that loss takes); coefficients have shape
+    ``(n_params,)`` for two classes and ``(n_params, n_classes)`` otherwise.
     """
 
     def _validate_specific_params(self):
@@ -177,111 +171,44 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         check_classification_targets(y)
         return np.unique(y)
 
-    def _public_loss(self, n_features, labels):
+    def _datafit(self, labels):
         # fewer than 2 labels in y: the fit fails when the data is validated,
         # after the budget check, so an exhausted budget is reported first
         n_classes = max(2, len(labels))
         loss_cls, params = self._loss_class(n_classes)
-        n_params = n_features + int(self.fit_intercept)
-        n_outputs = None if n_classes == 2 else n_classes
-        coef_shape = (n_params,) if n_outputs is None else (n_params, n_outputs)
-        mask = np.ones(coef_shape, dtype=bool)
-        if self.fit_intercept:
-            mask[-1] = False
-        row_bound = None
-        if self.data_norm is not None:
-            c = loss_cls.intercept_scale if self.fit_intercept else 0.0
-            row_bound = float(np.hypot(self.data_norm, c))
-        return loss_cls, params, coef_shape, n_outputs, row_bound, mask
+        return loss_cls, params, None if n_classes == 2 else n_classes
 
-    def _bind_loss(self, X, y, spec):
-        if is_dask_collection(X):
-            return self._bind_dask_loss(X, y, spec)
-        X, y = self._validate_data(X, y)
+    def _fitted_labels(self):
+        return self.classes_
+
+    def _targets(self, y):
         if self.classes is None:
             classes = np.unique(y)
             self._check_two_classes(classes)
-            y_index = np.searchsorted(classes, y)
         else:
             classes = public_classes(self.classes)
-            y_index = encode_labels(y, classes)
         self.classes_ = classes
-        loss_cls = self._loss_class(len(classes))[0]
-        design = LinearDesign(X, self.fit_intercept, self.data_norm, loss_cls.intercept_scale)
-        return self._make_loss(design, y_index, len(classes))
+        return label_targets(y, classes, self.classes is not None, self._target_encoder)
 
-    def _check_two_classes(self, classes):
-        if len(classes) < 2:
-                raise ValueError(
-                    f"{type(self).__name__} needs samples of at least 2 classes, but y "
-                    "contains only one class. Pass the public label set as classes= "
-                    "(then a y with one label present is fine), or fit on data with "
-                    "at least 2 classes."
-                )
-
-    def _bind_dask_loss(self, X, y, spec):
-        """The loss on a dask array: each block validated and bound on its worker."""
+    def _dask_targets(self, y):
         if self.classes is None:
             classes = dask_public_labels(y)
             self._check_two_classes(classes)
         else:
             classes = public_classes(self.classes)
-        loss_cls, params = self._loss_class(len(classes))
-        recipe = {
-            "owner": type(self).__name__, "n_features": int(X.shape[1]),
-            "classes": classes, "classes_given": self.classes is not None,
-            "loss_class": loss_cls, "loss_params": params, "encode": self._target_encoder,
-            "fit_intercept": bool(self.fit_intercept), "data_norm": self.data_norm,
-        }
-        loss = DaskLoss(X, y, recipe, spec.coef_shape)
-        self.n_features_in_ = int(X.shape[1])
-        self.__dict__.pop("feature_names_in_", None)
         self.classes_ = classes
-        return loss
+        return classes, functools.partial(label_targets, classes=classes,
+                                          classes_given=self.classes is not None,
+                                          encode=self._target_encoder)
 
-    def _auto_solver_name(self, n_samples, n_features):
-        """``'preconditioned_gd'`` where its private majorizer pays, else ``'gd'``.
-
-        From public quantities only: delta > 0 (its second moment is
-        Gaussian), full batches, a row bound (``data_norm``), a loss with a
-        curvature bound and a smooth penalty (the solver is available), at
-        least ``AUTO_MAJORIZER_MIN_ROWS`` rows and at most
-        ``AUTO_MAJORIZER_MAX_PARAMS`` parameters per output (the second
-        moment is dense: p**2 memory, one n p**2 pass, a p**3 eigensolve).
-        Measured on validation splits of training data (``python
-        benchmarks/defaults.py``, seeds 0-2): a quarter of Adult's training
-        part, both classifiers at eps 0.1 / 0.5 / 1, accuracy 0.8385 against
-        gd's 0.8376; rows 40,000-50,000 of the ill-conditioned imbalanced set
-        (:func:`skdp.datasets.make_ill_conditioned_classification`), ROC AUC
-        0.9482 against 0.9203 at eps 0.1 / 1; scikit-learn's small sets (73 to
-        1,258 inner training rows) 0.8551 against gd's 0.8730, hence the row
-        threshold.
-        """
-        if (n_samples is not None and n_samples >= AUTO_MAJORIZER_MIN_ROWS
-                and n_features is not None
-                and n_features + int(bool(self.fit_intercept)) <= AUTO_MAJORIZER_MAX_PARAMS
-                and (self.delta == "auto" or (isinstance(self.delta, Real) and self.delta > 0))
-                and getattr(self, "batch_size", None) is None and self.data_norm is not None
-                and "preconditioned_gd" in available_solvers(self)):
-            return "preconditioned_gd"
-        return "gd"
-
-    def _check_dask_solver(self, solver):
-        """Every solver of the linear classifiers runs on the Dask back end."""
-
-    def _make_loss(self, design, y_index, n_classes):
-        """The loss of ``_loss_class(n_classes)`` bound to the design and encoded labels."""
-        loss_cls, params = self._loss_class(n_classes)
-        return loss_cls(design, self._target_encoder(y_index, n_classes), **params)
-
-    def _set_coef(self, W, loss):
-        d = self.n_features_in_
-        if W.ndim == 1:
-            W = W[:, None]
-        self.coef_ = np.ascontiguousarray(W[:d].T)
-        # the model's intercept is the design's constant feature times W[d]
-        scale = self._loss_class(len(self.classes_))[0].intercept_scale
-        self.intercept_ = scale * W[d] if self.fit_intercept else np.zeros(W.shape[1])
+    def _check_two_classes(self, classes):
+        if len(classes) < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs samples of at least 2 classes, but y "
+                "contains only one class. Pass the public label set as classes= "
+                "(then a y with one label present is fine), or fit on data with "
+                "at least 2 classes."
+            )
 
     def decision_function(self, X):
         """Confidence scores: the linear predictor of each sample.
@@ -302,17 +229,7 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
             column ``k`` is the score of ``classes_[k]``. Computed from the
             released model alone: no privacy cost.
         """
-        check_is_fitted(self)
-        W = np.vstack([self.coef_.T, self.intercept_[None, :]]) if self.fit_intercept \
-            else self.coef_.T
-        if is_dask_collection(X):
-            return dask_decision_function(X, W, self.fit_intercept, self.data_norm_,
-                                          self.n_features_in_)
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                          reset=False)
-        design = LinearDesign(X, self.fit_intercept, self.data_norm_)
-        scores = design.decision(W)
-        return scores.ravel() if scores.shape[1] == 1 else scores
+        return self._linear_predictor(X)
 
     def predict(self, X):
         """Predict class labels.
@@ -335,39 +252,8 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
                                      drop_axis=1 if scores.ndim == 2 else None)
         return _labels(scores, self.classes_)
 
-    def fit(self, X, y):
-        """Fit the model privately; the whole privacy cost is charged first.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data; rows above ``data_norm`` are scaled down to it.
-        y : array-like of shape (n_samples,)
-            Class labels. With ``classes`` given, every label must be one of
-            them (else a ValueError is raised before any privacy is spent);
-            with ``classes=None`` the set of labels present in y is released
-            in ``classes_`` (not private).
-
-        Returns
-        -------
-        self : object
-            The fitted estimator.
-        """
-        if is_dask_collection(y) and not is_dask_collection(X):
-            raise TypeError("y is a dask collection but X is not: pass both as dask "
-                            "collections, or both in memory.")
-        if is_dask_collection(X):
-            names = dask_feature_names(X)  # a dataframe's columns: public metadata
-            X, y = as_dask_arrays(X, y)  # block sizes are metadata; no value is read
-            self._private_fit(X, y)
-            if names is not None:
-                self.feature_names_in_ = names
-            return self
-        return self._private_fit(X, y)
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
         tags.classifier_tags.multi_class = True
         # Measured on scikit-learn's check data (200 / 300 rows) at epsilon=1,
         # seeds 0-5: second_order spends part of every iteration on searches

@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ._docstrings import fill_doc
 from ._base import PrivateEstimatorMixin
 from .validation import make_rng, validate_data
 from .losses import LinearDesign, MatrixSensingLoss
@@ -161,6 +162,7 @@ def public_random_factors(rng, p, q, rank):
             rng.normal(0.0, INIT_SCALE, size=(q, rank)))
 
 
+@fill_doc
 class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
     r"""Low-rank matrix sensing with (epsilon, delta)-differential privacy.
 
@@ -260,20 +262,7 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
         entropy.
     verbose : int, default=0
         Progress messages; they only show released quantities.
-    secure_mode : bool, default=False
-        Resist floating-point attacks on the noise (Mironov 2012; Haney et
-        al. 2022; Jin et al. 2022). With True every release rounds its exact
-        value to a public grid of granularity :math:`2^k` and adds discrete
-        Gaussian (``delta > 0``) or discrete Laplace (``delta = 0``) noise
-        sampled exactly, in integer arithmetic, from the operating system's
-        CSPRNG; the accountant charges these discrete mechanisms, rounding
-        included, so the same budget buys slightly more noise (see
-        :mod:`skdp.accounting.discrete`). ``random_state`` cannot seed secure
-        noise: it is ignored, with a warning. Parts with no exact form are
-        refused with a ValueError before any charge: the Gaussian sparse
-        vector (``solver='line_search'`` / ``'second_order'`` searches with
-        ``delta > 0``); the Hessian operator never formed (``second_order``
-        on many features) fails when it is reached.
+    {{secure_mode}}
 
     Attributes
     ----------

@@ -3,6 +3,7 @@
 
 import numpy as np
 
+from ._docstrings import fill_doc
 from ._linear import PENALTY_CONSTRAINTS, PrivateLinearClassifier
 from .validation import POSITIVE, StrOptions
 from .losses import HINGE_LOSSES
@@ -28,6 +29,7 @@ def hinge_targets(y_index, n_classes):
     signs[np.arange(len(y_index)), y_index] = 1.0
     return signs
 
+@fill_doc
 class DPLinearSVC(PrivateLinearClassifier):
     r"""Linear support vector classifier with (epsilon, delta)-differential privacy.
 
@@ -64,16 +66,7 @@ class DPLinearSVC(PrivateLinearClassifier):
     ----------
     epsilon : float, default=1.0
         Privacy budget of one fit; must be > 0.
-    delta : 'auto' or float, default='auto'
-        Privacy failure probability, in [0, 1). 'auto' resolves at fit from
-        the public number of rows n to ``min(1e-5, 1 / (10 n))``
-        (:func:`skdp.validation.resolve_delta`): a delta at or above
-        ``1 / n`` voids the guarantee (a mechanism that publishes each record
-        with probability delta is (0, delta)-DP), and ``1 / (10 n)`` keeps
-        it an order below that for any n. The resolved value is what is
-        charged and what ``privacy_spent_`` shows. ``delta=0`` runs a pure
-        epsilon-DP solver (Laplace noise); an explicit delta above ``1 / n``
-        warns with :class:`~skdp.PrivacyWarning`.
+    {{delta}}
     solver : str, default='auto'
         Name of a registered solver (see
         :func:`skdp.solvers.available_solvers`); 'auto' picks
@@ -163,43 +156,11 @@ class DPLinearSVC(PrivateLinearClassifier):
         ``learning_rate = 16 / (data_norm**2 + fit_intercept)`` and
         ``average=0.5`` (measured on Adult), since the hinge has no
         smoothness constant to derive a step from.
-    accountant : BudgetAccountant or None, default=None
-        Budget accountant charged with every fit (clones and copies keep
-        it). None charges the accountant of the innermost
-        ``with accountant:`` block in force when the estimator is fitted
-        (or, for clones and pickled copies: GridSearchCV workers, threads,
-        processes, the one in force where they were cloned or pickled),
-        else the process default accountant (see
-        :func:`skdp.accounting.current_accountant`).
-    random_state : int, RandomState, Generator or None, default=None
-        Seed of the noise. None (default) draws fresh OS entropy: use it in
-        production. With an int (or a RandomState / Generator, from which a
-        seed is drawn), the noise of a fit is drawn from the seed and the
-        fit's position among the fits charged to its accountant with the
-        same seed: fits charged to one accountant never share noise (clones
-        in GridSearchCV get distinct noise), and a fit replays exactly when
-        run again with the same seed against a fresh accountant with the
-        same history. The process default accountant (no ``accountant`` and
-        no ``with accountant:`` block) keeps scikit-learn's "same seed, same
-        model": its seeded fits replay the seed's noise, and it reports
-        epsilon = inf once a seed is used twice. A known seed makes the
-        noise predictable: seeds are for experiments.
+    {{accountant}}
+    {{random_state}}
     verbose : int, default=0
         Progress messages; they only show released quantities.
-    secure_mode : bool, default=False
-        Resist floating-point attacks on the noise (Mironov 2012; Haney et
-        al. 2022; Jin et al. 2022). With True every release rounds its exact
-        value to a public grid of granularity :math:`2^k` and adds discrete
-        Gaussian (``delta > 0``) or discrete Laplace (``delta = 0``) noise
-        sampled exactly, in integer arithmetic, from the operating system's
-        CSPRNG; the accountant charges these discrete mechanisms, rounding
-        included, so the same budget buys slightly more noise (see
-        :mod:`skdp.accounting.discrete`). ``random_state`` cannot seed secure
-        noise: it is ignored, with a warning. Parts with no exact form are
-        refused with a ValueError before any charge: the Gaussian sparse
-        vector (``solver='line_search'`` / ``'second_order'`` searches with
-        ``delta > 0``); the Hessian operator never formed (``second_order``
-        on many features) fails when it is reached.
+    {{secure_mode}}
 
     Attributes
     ----------

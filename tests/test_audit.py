@@ -252,6 +252,7 @@ ESTIMATOR_DESIGNS = {
     "DPLogisticRegression": ["logistic"],
     "DPLinearSVC": ["svc_smooth_hinge", "svc_hinge", "svc_sigmoid"],
     "DPMatrixSensing": ["matrix_sensing"],
+    "DPLinearRegression": ["linear_regression"],
 }
 
 

@@ -40,6 +40,10 @@ from skdp.preprocessing import BoundedScaler, DPBoundsScaler, DPStandardScaler
                           # paper 000's minimax form (one private dual per record)
                           skdp.DPMatrixSensing(solver="rgda",
                                                solver_params={"dual": "per_record"}),
+                          # the regressor on the shared linear core (issue 40)
+                          skdp.DPLinearRegression(),
+                          skdp.DPLinearRegression(solver="line_search", fit_intercept=False,
+                                                  y_bound=2.0),
                           # preprocessing from public bounds
                           BoundedScaler(bounds=(-5.0, 5.0)),
                           BoundedScaler(bounds=(-3.0, 10.0), feature_range=(0, 1)),

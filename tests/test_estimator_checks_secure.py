@@ -31,6 +31,11 @@ def _expected_failures(estimator):
         failures["check_regressors_train"] = (
             "random: R^2 on the check's 200 rows at epsilon=1 passes for 6 of 10 "
             "unseedable secure fits")
+    if isinstance(estimator, skdp.DPLinearRegression):
+        # measured: 19 of 20 secure fits pass the R^2 bar of 0.5 (0.36-0.72)
+        failures["check_regressors_train"] = (
+            "random: R^2 on the check's 200 rows at epsilon=1 passes for 19 of 20 "
+            "unseedable secure fits")
     return failures
 
 
@@ -38,6 +43,7 @@ def _expected_failures(estimator):
 @parametrize_with_checks([skdp.DPLogisticRegression(secure_mode=True),
                           skdp.DPLinearSVC(secure_mode=True),
                           skdp.DPMatrixSensing(secure_mode=True),
+                          skdp.DPLinearRegression(secure_mode=True),
                           DPStandardScaler(bounds=(-5.0, 5.0), secure_mode=True),
                           DPBoundsScaler(epsilon=5.0, secure_mode=True),
                           # the private searches: their scores, trials and fits secure

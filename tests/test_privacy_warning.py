@@ -25,6 +25,7 @@ def data():
                                             random_state=0),
     lambda delta, acc: DPLinearSVC(delta=delta, classes=[0, 1], accountant=acc,
                                    random_state=0),
+    lambda delta, acc: skdp.DPLinearRegression(delta=delta, accountant=acc, random_state=0),
     lambda delta, acc: DPStandardScaler(bounds=(-1, 1), delta=delta, accountant=acc,
                                         random_state=0),
 ])

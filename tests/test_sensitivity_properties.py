@@ -67,7 +67,7 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, Phase, given, reject, settings
 from hypothesis import strategies as st
 
-from skdp import DPLinearSVC, DPLogisticRegression, DPMatrixSensing
+from skdp import DPLinearRegression, DPLinearSVC, DPLogisticRegression, DPMatrixSensing
 from skdp.losses._design import _EXTREME
 
 RTOL = 1e-9
@@ -89,8 +89,11 @@ LOSSES = {
     "hinge_ovr": (DPLinearSVC, {"classes": [0, 1, 2], "loss": "hinge"}),
     "smooth_hinge_ovr": (DPLinearSVC, {"classes": [0, 1, 2], "loss": "smooth_hinge"}),
     "matrix_sensing": (DPMatrixSensing, {}),
+    # responses of any magnitude up to the largest float: the clip alone bounds them
+    "squared": (DPLinearRegression, {}),
 }
 SENSING = "matrix_sensing"
+SQUARED = "squared"
 
 
 def n_classes(loss_name):
@@ -314,6 +317,8 @@ def cases(draw, loss_names, query):
     A = draw(_design_rows(rng, n, d, dtype, data_norm_exp))
     if sensing:
         y = _spread(rng, n, 200)
+    elif loss_name == SQUARED:  # responses from 2**-8 to the largest float, any sign
+        y = _spread(rng, n, 1023)
     else:
         y = rng.integers(0, n_classes(loss_name), size=n)
     dup = draw(st.integers(2, 12)) if fmt.endswith("_dup") else 0
@@ -332,8 +337,8 @@ def cases(draw, loss_names, query):
         w_exp //= 2
         coef_shape = ((shape[0] + shape[1]) * rank + int(fit_intercept),)
     else:
-        K = n_classes(loss_name)
-        coef_shape = (d + int(fit_intercept),) + (() if K == 2 else (K,))
+        K = n_classes(loss_name)   # 0 for the regressor: one vector, like 2 classes
+        coef_shape = (d + int(fit_intercept),) + (() if K <= 2 else (K,))
     large = draw(st.sampled_from([False, False, True]))
     n_groups = draw(st.integers(1, 3))
     duals = duals_prev = None
@@ -634,6 +639,25 @@ def test_checker_finds_a_broken_query(query):
         run_property(query, DEFAULT_EXAMPLES, query_fn=BROKEN[query], shrink=False)
 
 
+#: examples per query on the squared loss alone (its responses are unbounded)
+SQUARED_EXAMPLES = 40
+
+
+@pytest.mark.parametrize("query", [q for q in QUERIES if SQUARED in losses_for(q)])
+def test_squared_loss_sensitivity(query):
+    """DPLinearRegression's loss on responses up to the largest float: every record's
+    clipped gradient (and Hessian, clipped value) holds the bound, whatever its y."""
+    run_property(query, SQUARED_EXAMPLES, losses=(SQUARED,))
+
+
+@pytest.mark.parametrize("query", ["grad", "loss_sum"])
+def test_squared_loss_checker_finds_a_broken_query(query):
+    """Unclipped, one response moves the squared loss's sums past the bound."""
+    with pytest.raises(AssertionError, match="x its declared sensitivity"):
+        run_property(query, SQUARED_EXAMPLES, losses=(SQUARED,), query_fn=BROKEN[query],
+                     shrink=False)
+
+
 # --------------------------------------------------------------------------
 # Known adversarial cases, run every time (regressions of what the search found)
 # --------------------------------------------------------------------------
@@ -668,7 +692,7 @@ def known_case(loss, query, data, n, d, **kw):
     """A hand-written case: the defaults of :func:`cases`' simplest example."""
     K = n_classes(loss)
     p = d + int(kw.get("fit_intercept", False))
-    coef_shape = kw.pop("coef_shape", (p,) if K == 2 else (p, K))
+    coef_shape = kw.pop("coef_shape", (p,) if K <= 2 else (p, K))
     base = dict(
         loss=loss, query=query, dtype=str(getattr(data, "A", np.zeros(0)).dtype), n=n, d=d,
         shape=None, rank=None, fit_intercept=False, data_norm=None, record=0, batch=None,

@@ -23,6 +23,7 @@ from ._glm import GLMLoss
 from .logistic import BinaryLogisticLoss, MultinomialLogisticLoss
 from .hinge import HINGE_LOSSES, HingeLoss, SigmoidLoss, SmoothHingeLoss, SquaredHingeLoss
 from .matrix_sensing import MatrixSensingLoss
+from .squared import SquaredLoss
 
 __all__ = [
     "BatchSums",
@@ -36,6 +37,7 @@ __all__ = [
     "SigmoidLoss",
     "HINGE_LOSSES",
     "MatrixSensingLoss",
+    "SquaredLoss",
     "canonical_rows",
     "CompensatedSum",
     "column_totals",

@@ -152,6 +152,8 @@ class Design:
     solver_params: object = None
     #: solver name -> extra estimator parameters for the clipping-off control
     clipping_control_params: object = None
+    #: the solvers audited on this design (None: every available one)
+    audited_solvers: tuple = None
     _planned: dict = field(default_factory=dict, repr=False)
 
     def real_estimator(self, solver, epsilon=CLAIMED_EPSILON, delta=DELTA, batch_size=None):
@@ -191,7 +193,10 @@ class Design:
         return self.estimator(solver=solver, epsilon=epsilon, delta=delta, **params)
 
     def solvers(self):
-        return available_solvers(self.estimator(**self.params))
+        available = available_solvers(self.estimator(**self.params))
+        if self.audited_solvers is None:
+            return available
+        return [s for s in available if s in self.audited_solvers]
 
 
 @dataclass(frozen=True)
@@ -322,6 +327,16 @@ def make_designs():
             solver_params=_linear_solver_params,
             huge_canary_x=np.array([1e8, 0.0]),
             clipping_control_params=_linear_clipping_control)
+    # the regressor on the same linear model: D's responses are 0.5 x feature 1,
+    # the canary (x = e_0, y = 1) has residual -1 at the start, its gradient
+    # is clipped to a constant push along e_0 like the classifiers' canary.
+    # Only gd is audited here: the solvers reach the loss through the same
+    # PrivateQueries as on the classifiers' designs, and the squared loss's
+    # sensitivity (any response) is held by tests/test_sensitivity_properties.py
+    add("linear_regression", skdp.DPLinearRegression, linear, X=X, y=0.5 * X[:, 1],
+        canary_x=np.array([1.0, 0.0]), canary_y=1.0, statistic=coef_00,
+        solver_params=_linear_solver_params, huge_canary_x=np.array([1e8, 0.0]),
+        clipping_control_params=_linear_clipping_control, audited_solvers=("gd",))
     ms = skdp.DPMatrixSensing
     # the matrix-sensing design
     Xm, ym = _matrix_sensing_data()

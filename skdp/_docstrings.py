@@ -1,0 +1,96 @@
+"""Docstring paragraphs several estimators share, written once.
+
+An estimator's docstring holds a placeholder line ``{{name}}`` (indented
+like the text around it) where a shared parameter entry belongs;
+:func:`fill_doc` replaces it with the entry of :data:`PARAMETERS`, indented
+the same, so ``help()``, IDEs and the API pages show the complete text.
+"""
+
+import re
+
+__all__ = ["PARAMETERS", "fill_doc"]
+
+_PLACEHOLDER = re.compile(r"^( *)\{\{(\w+)\}\}$", re.MULTILINE)
+
+#: numpydoc entries of the parameters the private estimators share
+PARAMETERS = {
+    "delta": """\
+delta : 'auto' or float, default='auto'
+    Privacy failure probability, in [0, 1). 'auto' resolves at fit from
+    the public number of rows n to ``min(1e-5, 1 / (10 n))``
+    (:func:`skdp.validation.resolve_delta`): a delta at or above
+    ``1 / n`` voids the guarantee (a mechanism that publishes each record
+    with probability delta is (0, delta)-DP), and ``1 / (10 n)`` keeps
+    it an order below that for any n. The resolved value is what is
+    charged and what ``privacy_spent_`` shows. ``delta=0`` runs a pure
+    epsilon-DP solver (Laplace noise); an explicit delta above ``1 / n``
+    warns with :class:`~skdp.PrivacyWarning`.""",
+    "accountant": """\
+accountant : BudgetAccountant or None, default=None
+    Budget accountant charged with every fit (clones and copies keep
+    it). None charges the accountant of the innermost
+    ``with accountant:`` block in force when the estimator is fitted
+    (or, for clones and pickled copies: GridSearchCV workers, threads,
+    processes, the one in force where they were cloned or pickled),
+    else the process default accountant (see
+    :func:`skdp.accounting.current_accountant`).""",
+    "random_state": """\
+random_state : int, RandomState, Generator or None, default=None
+    Seed of the noise. None (default) draws fresh OS entropy: use it in
+    production. With an int (or a RandomState / Generator, from which a
+    seed is drawn), the noise of a fit is drawn from the seed and the
+    fit's position among the fits charged to its accountant with the
+    same seed: fits charged to one accountant never share noise (clones
+    in GridSearchCV get distinct noise), and a fit replays exactly when
+    run again with the same seed against a fresh accountant with the
+    same history. The process default accountant (no ``accountant`` and
+    no ``with accountant:`` block) keeps scikit-learn's "same seed, same
+    model": its seeded fits replay the seed's noise, and it reports
+    epsilon = inf once a seed is used twice. A known seed makes the
+    noise predictable: seeds are for experiments.""",
+    "secure_mode": """\
+secure_mode : bool, default=False
+    Resist floating-point attacks on the noise (Mironov 2012; Haney et
+    al. 2022; Jin et al. 2022). With True every release rounds its exact
+    value to a public grid of granularity :math:`2^k` and adds discrete
+    Gaussian (``delta > 0``) or discrete Laplace (``delta = 0``) noise
+    sampled exactly, in integer arithmetic, from the operating system's
+    CSPRNG; the accountant charges these discrete mechanisms, rounding
+    included, so the same budget buys slightly more noise (see
+    :mod:`skdp.accounting.discrete`). ``random_state`` cannot seed secure
+    noise: it is ignored, with a warning. Parts with no exact form are
+    refused with a ValueError before any charge: the Gaussian sparse
+    vector (``solver='line_search'`` / ``'second_order'`` searches with
+    ``delta > 0``); the Hessian operator never formed (``second_order``
+    on many features) fails when it is reached.""",
+}
+
+
+def _entry(match):
+    indent, name = match.groups()
+    return "\n".join(indent + line if line else line
+                     for line in PARAMETERS[name].splitlines())
+
+
+def fill_doc(obj):
+    """Replace each ``{{name}}`` placeholder line of ``obj.__doc__`` by its shared entry.
+
+    Parameters
+    ----------
+    obj : class or function
+        Its docstring may hold placeholder lines naming keys of
+        :data:`PARAMETERS`.
+
+    Returns
+    -------
+    obj
+        The same object, its docstring filled in (for use as a decorator).
+
+    Raises
+    ------
+    KeyError
+        If a placeholder names no shared entry.
+    """
+    if obj.__doc__:
+        obj.__doc__ = _PLACEHOLDER.sub(_entry, obj.__doc__)
+    return obj
