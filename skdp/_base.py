@@ -67,6 +67,7 @@ from .solvers import (
     FitProgress,
     PrivateQueries,
     ProblemSpec,
+    auto_solver,
     available_solvers,
     get_solver,
     unmet_requirements,
@@ -194,8 +195,6 @@ class PrivateEstimatorMixin(AccountedMixin):
     (``ProblemSpec``, its ``stand_ins`` included).
     """
 
-    _auto_solver = "gd"
-
     _common_constraints = {
         "epsilon": [POSITIVE],
         "delta": DELTA,
@@ -265,8 +264,27 @@ class PrivateEstimatorMixin(AccountedMixin):
         return frozenset(self._loss_capabilities()) | {f"penalty:{c}" for c in penalty}
 
     def _auto_solver_name(self, n_samples, n_features):
-        """The solver ``solver='auto'`` takes for this shape (public quantities; override)."""
-        return self._auto_solver
+        """The solver ``solver='auto'`` takes: the registry's pick (public facts only)."""
+        delta = self.delta
+        facts = {
+            "n_samples": n_samples,
+            "n_params": (None if n_features is None
+                         else int(n_features) + int(bool(self.fit_intercept))),
+            "delta_positive": delta == "auto" or (isinstance(delta, Real) and delta > 0),
+            "full_batch": getattr(self, "batch_size", None) is None,
+            "row_bound": self.data_norm is not None,
+        }
+        return auto_solver(self._capabilities(), facts)
+
+    def _solver_poor_score(self):
+        """The chosen solver's own word on fits of a few hundred rows (``poor_score`` tags)."""
+        if not isinstance(self.solver, str) or self.solver == "auto":
+            return False
+        try:
+            solver = get_solver(self.solver)
+        except ValueError:
+            return False  # an unknown name is reported by fit
+        return bool(solver.poor_on_few_rows(frozenset(self._loss_capabilities())))
 
     def _resolve_solver(self, n_samples=None, n_features=None):
         valid = available_solvers(self)

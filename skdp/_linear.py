@@ -1,7 +1,6 @@
 """Shared base of the private linear classifiers (logistic regression, SVM)."""
 
 import numbers
-from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -15,7 +14,6 @@ from ._dask import feature_names as dask_feature_names
 from ._dask import public_labels as dask_public_labels
 from .losses import LinearDesign
 from .penalties import PENALTIES
-from .solvers import available_solvers
 from .validation import (
     Interval,
     StrOptions,
@@ -27,12 +25,6 @@ from .validation import (
 __all__ = ["PrivateLinearClassifier"]
 
 #: the penalty parameters both linear classifiers take
-#: ``solver='auto'`` takes ``preconditioned_gd`` from this many rows (below, on
-#: scikit-learn's small sets, gd's budget rule did better; see
-#: ``PrivateLinearClassifier._auto_solver_name``) and up to this many parameters
-#: per output (its dense second moment).
-AUTO_MAJORIZER_MIN_ROWS = 5000
-AUTO_MAJORIZER_MAX_PARAMS = 1000
 
 PENALTY_CONSTRAINTS = {
     "penalty": [None, StrOptions(set(PENALTIES))],
@@ -239,33 +231,6 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         self.classes_ = classes
         return loss
 
-    def _auto_solver_name(self, n_samples, n_features):
-        """``'preconditioned_gd'`` where its private majorizer pays, else ``'gd'``.
-
-        From public quantities only: delta > 0 (its second moment is
-        Gaussian), full batches, a row bound (``data_norm``), a loss with a
-        curvature bound and a smooth penalty (the solver is available), at
-        least ``AUTO_MAJORIZER_MIN_ROWS`` rows and at most
-        ``AUTO_MAJORIZER_MAX_PARAMS`` parameters per output (the second
-        moment is dense: p**2 memory, one n p**2 pass, a p**3 eigensolve).
-        Measured on validation splits of training data (``python
-        benchmarks/defaults.py``, seeds 0-2): a quarter of Adult's training
-        part, both classifiers at eps 0.1 / 0.5 / 1, accuracy 0.8385 against
-        gd's 0.8376; rows 40,000-50,000 of the ill-conditioned imbalanced set
-        (:func:`skdp.datasets.make_ill_conditioned_classification`), ROC AUC
-        0.9482 against 0.9203 at eps 0.1 / 1; scikit-learn's small sets (73 to
-        1,258 inner training rows) 0.8551 against gd's 0.8730, hence the row
-        threshold.
-        """
-        if (n_samples is not None and n_samples >= AUTO_MAJORIZER_MIN_ROWS
-                and n_features is not None
-                and n_features + int(bool(self.fit_intercept)) <= AUTO_MAJORIZER_MAX_PARAMS
-                and (self.delta == "auto" or (isinstance(self.delta, Real) and self.delta > 0))
-                and getattr(self, "batch_size", None) is None and self.data_norm is not None
-                and "preconditioned_gd" in available_solvers(self)):
-            return "preconditioned_gd"
-        return "gd"
-
     def _check_dask_solver(self, solver):
         """Every solver of the linear classifiers runs on the Dask back end."""
 
@@ -370,19 +335,10 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         tags.input_tags.sparse = True
         tags.classifier_tags.multi_class = True
         # Measured on scikit-learn's check data (200 / 300 rows) at epsilon=1,
-        # seeds 0-5: second_order spends part of every iteration on searches
-        # (and Hessians), and its second phase runs at a quarter of the budget,
-        # so on a few hundred rows its last iterate is noisy (logistic,
-        # 3 classes: 0.56-0.81; gd 0.91-0.94); it needs thousands of rows
-        # (Adult: 0.846). The bounded sigmoid loss has flat basins where a
+        # seeds 0-5: the solver says whether it scores poorly there (its
+        # poor_on_few_rows). The bounded sigmoid loss has flat basins where a
         # noisy walk can end, the inverted one included (0.08-0.95 by seed,
-        # with gd too). Both reach 0.83 on Adult (tests/test_second_order.py).
-        # dual_averaging splits the rows over 20 nodes that each add their own
-        # noise: on 300 rows (15 per node) it is the majority class or little
-        # more (logistic, 3 classes, seeds 0-5: 0.33-0.86); Adult: 0.84.
-        # rgda stops at its noise floor, which on 300 rows is above most
-        # clipped gradients (logistic, 3 classes, seeds 0-5: 0.33-0.92)
+        # with gd too); it reaches 0.83 on Adult (tests/test_second_order.py).
         tags.classifier_tags.poor_score = (
-            self.solver in ("second_order", "dual_averaging", "rgda")
-            or getattr(self, "loss", None) == "sigmoid")
+            self._solver_poor_score() or getattr(self, "loss", None) == "sigmoid")
         return tags

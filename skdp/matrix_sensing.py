@@ -475,18 +475,7 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
-        # line_search's Armijo tests are sums over the data compared under
-        # noise of scale loss_clip / epsilon: on a few hundred rows (the size
-        # of scikit-learn's checks) they decide nothing and the fit is poor
-        # (R^2 0.0 - 0.8 by seed at epsilon=1 on check_regressors_train's
-        # data); it needs thousands of rows (R^2 0.99 on the benchmark's
-        # 5000). gd has no such floor.
-        # second_order's noisy Hessian on 200 rows has curvature of order
-        # -||E|| / n, so its curvature steps are noise (R^2 < 0 by seed); the
-        # paper's analysis needs n above its n_min (Thm 4). On the benchmark's
-        # 20000 rows: relative error 0.018 at epsilon 8.
-        # rgda: on 200 rows its threshold (the noise floor) exceeds the clip
-        # norm, so every step it takes is noise (R^2 -1.1 to 0.09, seeds 0-5)
-        tags.regressor_tags.poor_score = self.solver in ("line_search", "second_order", "rgda")
+        # the solver's own word on a few hundred rows (its poor_on_few_rows)
+        tags.regressor_tags.poor_score = self._solver_poor_score()
         return tags
 

@@ -270,6 +270,37 @@ class Solver:
     options = {}
     option_constraints = {}
     renamed_options = {}
+    #: rank among the solvers ``solver='auto'`` may pick (highest wins); None never
+    auto_priority = None
+
+    def auto_accepts(self, facts):
+        """Whether ``solver='auto'`` may pick this solver for a fit with these public facts.
+
+        Parameters
+        ----------
+        facts : mapping
+            See :func:`skdp.solvers.auto_solver`.
+
+        Returns
+        -------
+        bool
+        """
+        return True
+
+    def poor_on_few_rows(self, loss_capabilities):
+        """Whether fits on a few hundred rows score poorly (the estimators' ``poor_score`` tag).
+
+        Parameters
+        ----------
+        loss_capabilities : frozenset of str
+            What the loss states it is.
+
+        Returns
+        -------
+        bool
+            False here: the solver's own measurement says otherwise.
+        """
+        return False
 
     def check_options(self, options):
         """Fill defaults, reject unknown names and values outside their constraints.

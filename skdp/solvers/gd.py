@@ -232,6 +232,7 @@ class GradientDescent(Solver):
     }
     default_max_iter = 100
     learning_rate_scale = 4.0
+    auto_priority = 0  # solver='auto''s fallback
 
     def plan(self, spec):
         """Calibrate one noise multiplier for the whole run; resolve the step."""
