@@ -121,8 +121,10 @@ class PreconditionedGD(Solver):
         added to the noisy majorizer (the spectral size of its noise is
         about :math:`\\kappa\\sigma\\sqrt{2p}/n`), or of the diagonal's
         :math:`c\\,\\kappa\\,\\sigma/n`. 'auto': 0.5 (full), 16 (diagonal).
-    gram_noise_share : float, default=0.5
+    gram_noise_ratio : float, default=0.5
         Noise multiplier of the second moment relative to each gradient's
+        (a ratio of noise, as ``rgda``'s ``increment_noise_ratio``; formerly
+        ``gram_noise_share``)
         (below 1: the one second moment gets more of the budget than a step).
     average : float in [0, 1), default=0.5
         Fraction of the last iterates averaged into the release (0: the
@@ -134,11 +136,12 @@ class PreconditionedGD(Solver):
              "second moment (Gaussian mechanism)")
     requires = frozenset({"gradient", "smooth", "convex", "penalty:smooth", "penalty:convex"})
     options = {"preconditioner": "auto", "damping": "auto",
-               "gram_noise_share": DEFAULT_GRAM_SHARE, "average": DEFAULT_AVERAGE}
+               "gram_noise_ratio": DEFAULT_GRAM_SHARE, "average": DEFAULT_AVERAGE}
     option_constraints = {"preconditioner": [StrOptions({"auto", "full", "diagonal"})],
                           "damping": [StrOptions({"auto"}), POSITIVE],
-                          "gram_noise_share": [POSITIVE],
+                          "gram_noise_ratio": [POSITIVE],
                           "average": [UNIT_INTERVAL_RIGHT_OPEN]}
+    renamed_options = {"gram_noise_share": "gram_noise_ratio"}
 
     auto_priority = 1
 
@@ -205,7 +208,7 @@ class PreconditionedGD(Solver):
         damping = spec.options["damping"]
         if damping == "auto":
             damping = DIAGONAL_DAMPING if diagonal else DEFAULT_DAMPING
-        share = float(spec.options["gram_noise_share"])
+        share = float(spec.options["gram_noise_ratio"])
         z = _calibrated(T, share, float(spec.epsilon), float(spec.delta))
         mechanism = Composed([spec.noise(z * share, 1.0), Repeated(spec.noise(z, 1.0), T)])
         return Plan(spec=spec, mechanism=mechanism, n_iter=T, noise_multiplier=z,
