@@ -405,6 +405,10 @@ def _matrix_sensing_solver_params(solver):
         return {"average": 0.0, "learning_rate": 2.0}
     if solver == "rgda":
         return dict(RGDA_ALWAYS_DESCENDS)
+    # line_search's first candidate and second_order's step rule are also
+    # named learning_rate: both keep the loss's stand-in step
+    if solver in ("line_search", "second_order"):
+        return {}
     return {"learning_rate": 2.0} if "learning_rate" in options else {}
 
 
