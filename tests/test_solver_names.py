@@ -24,8 +24,9 @@ NAMED = ["linear_model.py", "svm.py", "matrix_sensing.py", "_linear.py", "_base.
 def _estimator_modules():
     paths = {SKDP / name for name in NAMED}
     for path in sorted(SKDP.glob("*.py")):
-        module = importlib.import_module(f"skdp.{path.stem}" if path.stem != "__init__"
-                                         else "skdp")
+        if path.stem.startswith("__"):
+            continue  # the package and its command line define no estimator
+        module = importlib.import_module(f"skdp.{path.stem}")
         for _, cls in inspect.getmembers(module, inspect.isclass):
             if issubclass(cls, BaseEstimator) and cls.__module__.startswith("skdp"):
                 for base in cls.__mro__:
