@@ -71,7 +71,7 @@ def tune():
     print("| T | share | average | Adult validation accuracy | synthetic validation AUC | mean |")
     print("|---|---|---|---|---|---|")
     for T, share, average in itertools.product((20, 30, 50), (0.5, 1.0), (0.0, 0.5)):
-        params = {"damping": 0.5, "gram_noise_share": share, "average": average}
+        params = {"damping": 0.5, "gram_noise_ratio": share, "average": average}
         acc, auc = scores(adult, synth, "preconditioned_gd", params, T)
         print(f"| {T} | {share:g} | {average:g} | {acc:.4f} | {auc:.4f} | {(acc + auc) / 2:.5f} |",
               flush=True)

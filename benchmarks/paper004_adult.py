@@ -52,12 +52,12 @@ TOLERANCES = {
 #: the paper's configuration: two phases, equal budgets for an iteration's
 #: parts (eq. 14), search from 4 times the safe step; phases of 100 and 100
 PAPER = {"two_phase": True, "search_weight": 1.0, "hessian_share": 1 / 3, "max_hessians": None,
-         "search_clip": 1.0, "max_step": 4.0,
-         "phase1_iter": 100, "iteration_cap": 200}
+         "relative_loss_clip": 1.0, "max_step": 4.0,
+         "phase1_iter": 100, "max_iter_cap": 200}
 METHODS = {
-    "2OPT": {"step": "short", **PAPER},
-    "2OPT-LS": {"step": "line_search", **PAPER},
-    "2OPT-B": {"step": "short", "batch": 0.1, **PAPER},
+    "2OPT": {"learning_rate": "short", **PAPER},
+    "2OPT-LS": {"learning_rate": "line_search", **PAPER},
+    "2OPT-B": {"learning_rate": "short", "batch": 0.1, **PAPER},
     "second_order (defaults)": {},
 }
 

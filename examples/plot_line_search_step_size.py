@@ -6,14 +6,14 @@ Noisy gradient descent (``solver='gd'``) needs a step size, and tuning it on
 the private data is itself a use of the data: every trial is a fit, and
 picking the best by its score leaks. ``solver='line_search'`` (paper 002,
 Chen and Lee, DP-BLSGD) chooses each step privately: at every iteration it
-tests candidate steps ``eta0 * 0.8**k`` for sufficient decrease of the loss
+tests candidate steps ``learning_rate * 0.8**k`` for sufficient decrease of the loss
 (the Armijo condition) with the sparse-vector technique
 (AboveThreshold), whose noisy answer costs part of the same budget. Only the
 index of the first accepted candidate is released.
 
 This example gives both solvers a step that is too small or too large by a
 factor of up to 64 (``learning_rate`` for ``gd``, the first candidate
-``eta0`` for ``line_search``, each relative to the solver's own default) and
+``learning_rate`` for ``line_search``, each relative to the solver's own default) and
 measures test accuracy on Adult (a9a, rows scaled to unit norm by
 :class:`~sklearn.preprocessing.Normalizer`, which reads each row alone and
 costs no privacy), for :class:`~skdp.DPLogisticRegression` at epsilon 1.
@@ -77,7 +77,7 @@ def fit(solver, **solver_params):
 
 FACTORS = [1 / 64, 1 / 16, 1 / 4, 1, 4, 16, 64]
 LABELS = ["1/64", "1/16", "1/4", "1", "4", "16", "64"]
-BASE = {"gd": ("learning_rate", 8.0), "line_search": ("eta0", 128.0)}
+BASE = {"gd": ("learning_rate", 8.0), "line_search": ("learning_rate", 128.0)}
 accuracy = {solver: [] for solver in BASE}
 iterations = {solver: [] for solver in BASE}
 for solver, (option, base) in BASE.items():
@@ -114,7 +114,7 @@ ax.set_xscale("log", base=2)
 ax.set_xticks(FACTORS, [label if f != 1 else "1\n(default)"
                         for f, label in zip(FACTORS, LABELS)])
 ax.set_xlabel("step given to the solver, relative to its default "
-              "(gd: learning_rate, line_search: eta0)")
+              "(both: learning_rate)")
 ax.set_ylabel("test accuracy")
 ax.set_title(f"DPLogisticRegression on Adult, epsilon = {EPSILON:g} per fit, "
              f"delta = {DELTA:g}")

@@ -67,6 +67,7 @@ from .solvers import (
     FitProgress,
     PrivateQueries,
     ProblemSpec,
+    auto_solver,
     available_solvers,
     get_solver,
     unmet_requirements,
@@ -187,13 +188,12 @@ class PrivateEstimatorMixin(AccountedMixin):
     and, on the data: ``_validate_data(X, y)``, ``_bind_loss(X, y, spec)``
     (validates the data, returns the loss bound to it) and
     ``_set_coef(coef, loss)``. Optional: ``_specific_constraints`` (declared
-    like ``_common_constraints``), ``_validate_specific_params()``,
-    ``_default_solver_params(solver_name, n_features)``,
-    ``_default_max_iter(solver_name)`` and ``_initial_coef(loss, rng)`` (a
-    public random start drawn after the charge).
+    like ``_common_constraints``), ``_validate_specific_params()`` and
+    ``_initial_coef(loss, rng)`` (a public random start drawn after the
+    charge). An estimator names no solver: every solver default is derived
+    in the solver's ``plan`` from the public constants the loss reports
+    (``ProblemSpec``, its ``stand_ins`` included).
     """
-
-    _auto_solver = "gd"
 
     _common_constraints = {
         "epsilon": [POSITIVE],
@@ -227,18 +227,6 @@ class PrivateEstimatorMixin(AccountedMixin):
 
     def _validate_specific_params(self):
         """Estimator-specific checks beyond the declared constraints (override)."""
-
-    def _default_solver_params(self, solver_name, n_features=None):
-        """Estimator-specific defaults of ``solver_name``'s options (override).
-
-        Public constants only (never data-derived); ``solver_params`` given
-        by the user take precedence key by key.
-        """
-        return {}
-
-    def _default_max_iter(self, solver_name):
-        """Iterations used when ``max_iter=None`` (override); None lets the solver choose."""
-        return None
 
     def _check_dask_solver(self, solver):
         """Refuse dask input before the charge (estimators with a Dask back end override)."""
@@ -276,8 +264,27 @@ class PrivateEstimatorMixin(AccountedMixin):
         return frozenset(self._loss_capabilities()) | {f"penalty:{c}" for c in penalty}
 
     def _auto_solver_name(self, n_samples, n_features):
-        """The solver ``solver='auto'`` takes for this shape (public quantities; override)."""
-        return self._auto_solver
+        """The solver ``solver='auto'`` takes: the registry's pick (public facts only)."""
+        delta = self.delta
+        facts = {
+            "n_samples": n_samples,
+            "n_params": (None if n_features is None
+                         else int(n_features) + int(bool(self.fit_intercept))),
+            "delta_positive": delta == "auto" or (isinstance(delta, Real) and delta > 0),
+            "full_batch": getattr(self, "batch_size", None) is None,
+            "row_bound": self.data_norm is not None,
+        }
+        return auto_solver(self._capabilities(), facts)
+
+    def _solver_poor_score(self):
+        """The chosen solver's own word on fits of a few hundred rows (``poor_score`` tags)."""
+        if not isinstance(self.solver, str) or self.solver == "auto":
+            return False
+        try:
+            solver = get_solver(self.solver)
+        except ValueError:
+            return False  # an unknown name is reported by fit
+        return bool(solver.poor_on_few_rows(frozenset(self._loss_capabilities())))
 
     def _resolve_solver(self, n_samples=None, n_features=None):
         valid = available_solvers(self)
@@ -373,7 +380,7 @@ class PrivateEstimatorMixin(AccountedMixin):
             setattr(self, attribute, value)  # released quantities (see SolverResult)
         self._solver_attributes = tuple(result.attributes)
         self.solver_ = name
-        self.solver_params_ = dict(spec.options)
+        self.solver_params_ = dict(plan.spec.options)  # with the plan's derived defaults
         self.privacy_spent_ = (float(self.epsilon), delta)
         self.data_norm_ = self.data_norm
         if self.verbose:
@@ -404,11 +411,10 @@ class PrivateEstimatorMixin(AccountedMixin):
             row_bound, n_outputs, **loss_params)
         hessian_bound, hessian_lipschitz = loss_cls.hessian_constants(
             row_bound, n_outputs, **loss_params)
-        options = solver.check_options(
-            {**self._default_solver_params(solver.name, n_features),
-             **(self.solver_params or {})})
-        max_iter = (self.max_iter if self.max_iter is not None
-                    else self._default_max_iter(solver.name))
+        options = solver.check_options(dict(self.solver_params or {}))
+        stand_ins = loss_cls.stand_ins(row_bound, n_outputs,
+                                       data_norm=self.data_norm,
+                                       fit_intercept=bool(self.fit_intercept), **loss_params)
         return ProblemSpec(
             n_samples=int(n_samples), coef_shape=tuple(coef_shape),
             loss_capabilities=frozenset(capabilities), smoothness=smoothness,
@@ -419,7 +425,8 @@ class PrivateEstimatorMixin(AccountedMixin):
             clip_norm=float(self.clip_norm),
             data_norm=None if self.data_norm is None else float(self.data_norm),
             epsilon=float(self.epsilon), delta=resolve_delta(self.delta, n_samples),
-            batch_size=self.batch_size, max_iter=max_iter, options=options,
+            batch_size=self.batch_size, max_iter=self.max_iter, options=options,
             hessian_bound=hessian_bound, hessian_lipschitz=hessian_lipschitz,
             row_bound=None if row_bound is None else float(row_bound),
+            stand_ins=dict(stand_ins),
         )

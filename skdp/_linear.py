@@ -256,19 +256,10 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateLinearModel):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = True
         # Measured on scikit-learn's check data (200 / 300 rows) at epsilon=1,
-        # seeds 0-5: second_order spends part of every iteration on searches
-        # (and Hessians), and its second phase runs at a quarter of the budget,
-        # so on a few hundred rows its last iterate is noisy (logistic,
-        # 3 classes: 0.56-0.81; gd 0.91-0.94); it needs thousands of rows
-        # (Adult: 0.846). The bounded sigmoid loss has flat basins where a
+        # seeds 0-5: the solver says whether it scores poorly there (its
+        # poor_on_few_rows). The bounded sigmoid loss has flat basins where a
         # noisy walk can end, the inverted one included (0.08-0.95 by seed,
-        # with gd too). Both reach 0.83 on Adult (tests/test_second_order.py).
-        # dual_averaging splits the rows over 20 nodes that each add their own
-        # noise: on 300 rows (15 per node) it is the majority class or little
-        # more (logistic, 3 classes, seeds 0-5: 0.33-0.86); Adult: 0.84.
-        # rgda stops at its noise floor, which on 300 rows is above most
-        # clipped gradients (logistic, 3 classes, seeds 0-5: 0.33-0.92)
+        # with gd too); it reaches 0.83 on Adult (tests/test_second_order.py).
         tags.classifier_tags.poor_score = (
-            self.solver in ("second_order", "dual_averaging", "rgda")
-            or getattr(self, "loss", None) == "sigmoid")
+            self._solver_poor_score() or getattr(self, "loss", None) == "sigmoid")
         return tags

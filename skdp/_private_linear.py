@@ -12,7 +12,6 @@ it fits. Targets are the subclass's business: labels for the classifiers
 the regressors.
 """
 
-from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -22,18 +21,9 @@ from ._base import PrivateEstimatorMixin
 from ._dask import DaskLoss, as_dask_arrays, dask_decision_function, is_dask_collection
 from ._dask import feature_names as dask_feature_names
 from .losses import LinearDesign
-from .solvers import available_solvers
 from .validation import validate_data
 
-__all__ = ["PrivateLinearModel", "AUTO_MAJORIZER_MIN_ROWS", "AUTO_MAJORIZER_MAX_PARAMS"]
-
-#: ``solver='auto'`` takes ``preconditioned_gd`` from this many rows (below, on
-#: scikit-learn's small sets, gd's budget rule did better; see
-#: ``PrivateLinearModel._auto_solver_name``) and up to this many parameters
-#: per output (its dense second moment).
-AUTO_MAJORIZER_MIN_ROWS = 5000
-AUTO_MAJORIZER_MAX_PARAMS = 1000
-
+__all__ = ["PrivateLinearModel"]
 
 class PrivateLinearModel(PrivateEstimatorMixin, BaseEstimator):
     """A private linear model: a GLM loss on the design ``[s_i x_i, c]`` and a penalty.
@@ -105,34 +95,6 @@ class PrivateLinearModel(PrivateEstimatorMixin, BaseEstimator):
 
     def _check_dask_solver(self, solver):
         """Every solver of the linear models runs on the Dask back end."""
-
-    # -- solver choice ------------------------------------------------------
-    def _auto_solver_name(self, n_samples, n_features):
-        """``'preconditioned_gd'`` where its private majorizer pays, else ``'gd'``.
-
-        From public quantities only: delta > 0 (its second moment is
-        Gaussian), full batches, a row bound (``data_norm``), a loss with a
-        curvature bound and a smooth penalty (the solver is available), at
-        least ``AUTO_MAJORIZER_MIN_ROWS`` rows and at most
-        ``AUTO_MAJORIZER_MAX_PARAMS`` parameters per output (the second
-        moment is dense: p**2 memory, one n p**2 pass, a p**3 eigensolve).
-        Measured on validation splits of training data (``python
-        benchmarks/defaults.py``, seeds 0-2): a quarter of Adult's training
-        part, both classifiers at eps 0.1 / 0.5 / 1, accuracy 0.8385 against
-        gd's 0.8376; rows 40,000-50,000 of the ill-conditioned imbalanced set
-        (:func:`skdp.datasets.make_ill_conditioned_classification`), ROC AUC
-        0.9482 against 0.9203 at eps 0.1 / 1; scikit-learn's small sets (73 to
-        1,258 inner training rows) 0.8551 against gd's 0.8730, hence the row
-        threshold.
-        """
-        if (n_samples is not None and n_samples >= AUTO_MAJORIZER_MIN_ROWS
-                and n_features is not None
-                and n_features + int(bool(self.fit_intercept)) <= AUTO_MAJORIZER_MAX_PARAMS
-                and (self.delta == "auto" or (isinstance(self.delta, Real) and self.delta > 0))
-                and getattr(self, "batch_size", None) is None and self.data_norm is not None
-                and "preconditioned_gd" in available_solvers(self)):
-            return "preconditioned_gd"
-        return "gd"
 
     # -- the released model -------------------------------------------------
     def _set_coef(self, W, loss):

@@ -13,61 +13,24 @@ from sklearn.utils.validation import check_is_fitted
 from ._docstrings import fill_doc
 from ._base import PrivateEstimatorMixin
 from .validation import make_rng, validate_data
-from .losses import LinearDesign, MatrixSensingLoss
+from .losses import LinearDesign, MatrixSensingLoss, factor_step
 
 __all__ = ["DPMatrixSensing", "make_matrix_sensing"]
 
-#: step size of ``gd`` in units of ``sqrt(p * q) / B**2`` (see DPMatrixSensing Notes)
-LEARNING_RATE_SCALE = 3.0
-#: fraction of the last ``gd`` iterates averaged into the released model
-AVERAGE = 0.5
-#: gd's step times the curvature of the (scaled) intercept parameter
+#: the intercept's step times its curvature (with the loss's stand-in step)
 INTERCEPT_RATE = 1.0
 #: standard deviation of the entries of the public random initial factors
 INIT_SCALE = 0.1
-#: rgda's increment clip, in units of the mean-loss smoothness stand-in
-RGDA_CLIP_SMOOTHNESS = 6.0
-#: default number of ``gd`` iterations; with the default ``clip_norm=0.05``
-#: chosen on held-out training measurements (``python
-#: benchmarks/matrix_sensing_defaults.py``: 20 x 20 rank 3 with 20,000 rows and
-#: 10 x 30 rank 2 with 10,000 rows, a quarter held out, eps 1 and 8, seeds 0-1;
-#: mean log10 validation MSE -3.979 at (100, 0.05), -3.980 at (200, 0.05), the
-#: best, -3.944 at the former (50, 0.1); the smallest T within 0.005 of the best)
-DEFAULT_MAX_ITER = 100
-#: line_search's first candidate step, in units of gd's default step
-LINE_SEARCH_ETA0 = 4.0
-#: line_search's loss_clip: a per-example loss change of the benchmark instance's scale
-LINE_SEARCH_LOSS_CLIP = 0.1
-#: second_order's stand-in for the Lipschitz constant of the Hessian, times gd's
-#: step: on make_matrix_sensing's scale the saddle at U = V = 0 has curvature
-#: about -1e-2 (20 x 20, rank 3), so a curvature step 2 |lambda| / M moves the
-#: factors by about 1 and eps_H = sqrt(M eps_g) = 0.002 sees the saddle
-SECOND_ORDER_LIPSCHITZ = 0.6
-#: second_order's per-example Hessian clip, times B**2 (the benchmark
-#: instance's per-example Hessians have Frobenius norm 0.4 - 1.5)
-SECOND_ORDER_HESSIAN_CLIP = 1.0
-#: second_order's gradient tolerance (gradients at the random start: 0.008)
-SECOND_ORDER_TOL_GRADIENT = 5e-4
-#: second_order's iteration cap. With short steps (gd's): relative error
-#: 0.014 at epsilon 8 on the benchmark instance (3 seeds; it certifies after
-#: about 25 iterations); the line search gave 0.030
-SECOND_ORDER_ITER = 100
-
-
-def _learning_rate(shape, data_norm):
-    """gd's default step ``LEARNING_RATE_SCALE * sqrt(p q) / B**2`` (public)."""
-    B = 1.0 if data_norm is None else float(data_norm)
-    return LEARNING_RATE_SCALE * np.sqrt(shape[0] * shape[1]) / B**2
 
 
 def _intercept_scale(shape, data_norm):
     """Public scale ``s`` of the intercept, ``c = s w_c``.
 
-    The intercept's curvature in ``w_c`` is ``s**2``; with gd's default step
-    ``s**2 * learning_rate = INTERCEPT_RATE`` for every shape, a stable and
+    The intercept's curvature in ``w_c`` is ``s**2``; with the loss's stand-in
+    step (:func:`skdp.losses.factor_step`) ``s**2 * step = INTERCEPT_RATE`` for every shape, a stable and
     fast rate for that quadratic direction.
     """
-    return float(np.sqrt(INTERCEPT_RATE / _learning_rate(shape, data_norm)))
+    return float(np.sqrt(INTERCEPT_RATE / factor_step(shape, data_norm)))
 
 
 def _check_shape(shape):
@@ -305,10 +268,11 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
     drawn from ``random_state`` independently of the noise and of the data,
     so the starting point costs no privacy.
 
-    *Step size.* The loss has no global smoothness constant, so gd's
-    'auto' step does not apply; ``gd`` gets the public default
-    ``learning_rate = 3 sqrt(p q) / B**2`` with ``B = data_norm``, or 1 when
-    ``data_norm`` is None (the scale of :func:`make_matrix_sensing`). The
+    *Step size.* The loss has no global smoothness constant; it reports
+    public stand-ins instead (:mod:`skdp.losses` ``factor_step`` and
+    ``ProblemSpec.stand_ins``), from which every solver derives its
+    defaults: the step ``3 sqrt(p q) / B**2`` with ``B = data_norm``, or 1
+    when ``data_norm`` is None (the scale of :func:`make_matrix_sensing`). The
     reasoning: measurements with i.i.d. entries of variance :math:`B^2/(pq)`
     give :math:`\mathbb{E}\langle A, M\rangle^2 = B^2\|M\|_F^2/(pq)`, so near
     a solution the largest curvature in the factors is about
@@ -405,48 +369,6 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
     def _loss_capabilities(self):
         return MatrixSensingLoss.capabilities
 
-    def _default_solver_params(self, solver_name, n_features=None):
-        if solver_name == "line_search":
-            # no public smoothness for eta0='auto': start the search at
-            # LINE_SEARCH_ETA0 times gd's step, for gd's iteration count
-            step = _learning_rate(self._public_shape(n_features), self.data_norm)
-            return {"eta0": LINE_SEARCH_ETA0 * step, "planned_iter": DEFAULT_MAX_ITER,
-                    "loss_clip": LINE_SEARCH_LOSS_CLIP,
-                    "average": AVERAGE}
-        if solver_name == "second_order":
-            # no public smoothness or Hessian bounds: stand-ins on gd's scale
-            # (see Notes): G = 1 / gd's step, M = SECOND_ORDER_LIPSCHITZ / gd's step
-            step = _learning_rate(self._public_shape(n_features), self.data_norm)
-            B2 = 1.0 if self.data_norm is None else float(self.data_norm) ** 2
-            return {"smoothness": 1.0 / step,
-                    "hessian_lipschitz": SECOND_ORDER_LIPSCHITZ / step,
-                    "hessian_clip": SECOND_ORDER_HESSIAN_CLIP * B2,
-                    "tol_gradient": SECOND_ORDER_TOL_GRADIENT, "step": "short",
-                    "iteration_cap": SECOND_ORDER_ITER}
-        if solver_name == "rgda":
-            # no public smoothness: gd's stable step stands in for 1 / L (see
-            # Notes); a per-example smoothness exceeds the mean's by far, so the
-            # increments are clipped at 6 L (relative error on the benchmark
-            # instance, eps 1, seeds 0-1: 0.05-0.06 at 6 L, 0.24-0.49 at L)
-            L = 1.0 / _learning_rate(self._public_shape(n_features), self.data_norm)
-            return {"smoothness": L, "clip_smoothness": RGDA_CLIP_SMOOTHNESS * L}
-        if solver_name != "gd":
-            return {}
-        return {"learning_rate": _learning_rate(self._public_shape(n_features), self.data_norm),
-                "average": AVERAGE}
-
-    def _public_shape(self, n_features):
-        """(p, q) from public quantities: the parameter, or the column count (metadata)."""
-        if self.shape is not None:
-            return _check_shape(self.shape)
-        if n_features is None:
-            raise ValueError("with shape=None the default step needs the number of columns "
-                             "of X; pass a 2-D X or set shape=(p, q).")
-        return (max(1, int(n_features)), 1)
-
-    def _default_max_iter(self, solver_name):
-        return DEFAULT_MAX_ITER if solver_name == "gd" else None
-
     # -- fit ----------------------------------------------------------------
     def _validate_data(self, X, y):
         return validate_data(
@@ -473,7 +395,7 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
         mask = np.ones(n_params, dtype=bool)
         if self.fit_intercept:
             mask[-1] = False
-        return MatrixSensingLoss, {}, (n_params,), None, None, mask
+        return MatrixSensingLoss, {"shape": shape}, (n_params,), None, None, mask
 
     def _bind_loss(self, X, y, spec):
         X, y = self._validate_data(X, y)
@@ -541,18 +463,7 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
-        # line_search's Armijo tests are sums over the data compared under
-        # noise of scale loss_clip / epsilon: on a few hundred rows (the size
-        # of scikit-learn's checks) they decide nothing and the fit is poor
-        # (R^2 0.0 - 0.8 by seed at epsilon=1 on check_regressors_train's
-        # data); it needs thousands of rows (R^2 0.99 on the benchmark's
-        # 5000). gd has no such floor.
-        # second_order's noisy Hessian on 200 rows has curvature of order
-        # -||E|| / n, so its curvature steps are noise (R^2 < 0 by seed); the
-        # paper's analysis needs n above its n_min (Thm 4). On the benchmark's
-        # 20000 rows: relative error 0.018 at epsilon 8.
-        # rgda: on 200 rows its threshold (the noise floor) exceeds the clip
-        # norm, so every step it takes is noise (R^2 -1.1 to 0.09, seeds 0-5)
-        tags.regressor_tags.poor_score = self.solver in ("line_search", "second_order", "rgda")
+        # the solver's own word on a few hundred rows (its poor_on_few_rows)
+        tags.regressor_tags.poor_score = self._solver_poor_score()
         return tags
 

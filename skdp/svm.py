@@ -10,15 +10,6 @@ from .losses import HINGE_LOSSES
 
 __all__ = ["DPLinearSVC"]
 
-#: iterations of ``gd`` when ``max_iter=None`` (measured on Adult and Reuters)
-DEFAULT_MAX_ITER = 300
-#: ``gd`` step for the (non-smooth) hinge, in units of ``1 / (data_norm**2 + 1)``
-HINGE_LEARNING_RATE = 16.0
-#: line_search's first candidate step for the hinge, times B**2 (measured on Adult)
-HINGE_LINE_SEARCH_ETA0 = 64.0
-#: line_search's Armijo constant for the hinge (0.5 elsewhere; measured on Adult)
-HINGE_LINE_SEARCH_ARMIJO = 0.3
-
 
 
 def hinge_targets(y_index, n_classes):
@@ -151,11 +142,10 @@ class DPLinearSVC(PrivateLinearClassifier):
         Expected batch size of Poisson-sampled minibatches (DP-SGD); None
         uses full batches.
     solver_params : dict or None, default=None
-        Solver-specific options (see each solver's documentation). With
-        ``loss='hinge'`` and ``solver='gd'`` the defaults are
-        ``learning_rate = 16 / (data_norm**2 + fit_intercept)`` and
-        ``average=0.5`` (measured on Adult), since the hinge has no
-        smoothness constant to derive a step from.
+        Solver-specific options (see each solver's documentation). The
+        hinge has no smoothness constant to derive a step from: it reports
+        a stand-in step ``16 / (data_norm**2 + fit_intercept)`` (measured
+        on Adult) from which the solvers derive their defaults.
     {{accountant}}
     {{random_state}}
     verbose : int, default=0
@@ -305,33 +295,6 @@ class DPLinearSVC(PrivateLinearClassifier):
             # an invalid name is reported by fit; no solver fits it
             return frozenset()
         return loss.capabilities
-
-    def _default_solver_params(self, solver_name, n_features=None):
-        # The hinge has no smoothness constant for 'auto' to derive a step
-        # from: use a public step for rows of norm <= data_norm and release
-        # the average of the last half of the iterates (the usual output of
-        # the subgradient method). Both were measured on Adult (see Notes).
-        if self.loss == "hinge" and self.data_norm is not None:
-            B2 = float(self.data_norm) ** 2 + float(bool(self.fit_intercept))
-            if solver_name == "gd":
-                return {"learning_rate": HINGE_LEARNING_RATE / B2, "average": 0.5}
-            if solver_name == "line_search":
-                # the hinge has no smoothness for eta0='auto': the first
-                # candidate is HINGE_LINE_SEARCH_ETA0 / B**2 (the search
-                # goes down from there by a factor 1e4)
-                # and a weaker Armijo constant: along a subgradient of the
-                # kinked loss the sufficient decrease of 0.5 fails more often
-                return {"eta0": HINGE_LINE_SEARCH_ETA0 / B2, "armijo": HINGE_LINE_SEARCH_ARMIJO}
-        if solver_name == "second_order":
-            # gd's 300 iterations on this estimator; the sigmoid loss has a
-            # flat majority-class basin that noisy searched steps fall into:
-            # short steps of gd's size (Adult, epsilon 1, 3 seeds: 0.834;
-            # line search: 0.78)
-            defaults = {"iteration_cap": DEFAULT_MAX_ITER}
-            if self.loss == "sigmoid":
-                defaults["step"] = "short"
-            return defaults
-        return {}
 
     def _loss_class(self, n_classes):
         cls = HINGE_LOSSES[self.loss]

@@ -324,7 +324,7 @@ def test_the_plan_calibrates_planned_iterations_to_the_filter_budget():
                            data_norm=1.0, epsilon=0.5, delta=delta, batch_size=3000,
                            options=solver.check_options({"gradient_noise_cap": None}))
         plan = solver.plan(spec)
-        assert plan.adaptive and plan.n_iter == spec.options["planned_iter"]
+        assert plan.adaptive and plan.n_iter == plan.spec.options["max_iter_cap"]
         f = PrivacyFilter(0.5, delta, getattr(plan.mechanism, "order", None))
         assert f.mechanism == plan.mechanism
         z = plan.noise_multiplier
@@ -371,7 +371,7 @@ def test_line_search_fits_classifiers(make, n_classes):
     X, y = _easy(n_classes)
     est = make().set_params(random_state=0, accountant=BudgetAccountant())
     est.fit(X, y)
-    planned = est.solver_params_["planned_iter"]
+    planned = est.solver_params_["max_iter_cap"]
     assert 1 <= est.n_iter_ <= planned
     assert est.score(X, y) > 0.8
     assert est.privacy_spent_ == (est.epsilon, resolve_delta(est.delta, len(X)))
@@ -382,7 +382,7 @@ def test_line_search_fits_matrix_sensing():
     X, y, _ = make_matrix_sensing(5000, shape=(8, 8), rank=2, noise=0.01, random_state=0)
     est = DPMatrixSensing(shape=(8, 8), rank=2, solver="line_search", epsilon=2.0,
                           random_state=0, accountant=BudgetAccountant()).fit(X[:4000], y[:4000])
-    assert 1 <= est.n_iter_ <= est.solver_params_["planned_iter"]
+    assert 1 <= est.n_iter_ <= est.solver_params_["max_iter_cap"]
     assert est.score(X[4000:], y[4000:]) > 0.9
 
 
@@ -419,7 +419,7 @@ def test_bad_options_cost_nothing():
     with pytest.raises(ValueError, match="needs delta > 0"):
         DPLogisticRegression(solver="line_search", delta=0.0, accountant=acc,
                              solver_params={"search_noise": "gaussian"}).fit(X, y)
-    with pytest.raises(ValueError, match="eta0"):
+    with pytest.raises(ValueError, match="learning_rate='auto'"):
         DPLogisticRegression(solver="line_search", data_norm=None, accountant=acc).fit(X, y)
     assert acc.spent() == (0.0, 0.0)
 
@@ -475,7 +475,7 @@ def _sparse_text_like(n=4000, d=4000, seed=0):
 
 @pytest.mark.parametrize("estimator", [DPLogisticRegression, DPLinearSVC])
 def test_high_dimensional_defaults_beat_the_majority_class(estimator):
-    # P z^2 / n^2 = 1.6 at planned_iter=300: the old offset a eta n ||g~||^2 was
+    # P z^2 / n^2 = 1.6 at max_iter_cap=300: the old offset a eta n ||g~||^2 was
     # dominated by noise, no step passed the search and the fit stayed at the
     # majority class (0.80); debiased offset and 46 planned iterations: ~0.98
     X, y = _sparse_text_like()

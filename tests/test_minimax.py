@@ -237,14 +237,20 @@ def test_bad_options_raise_and_cost_nothing(params, match):
 
 
 def test_no_public_smoothness_is_a_clear_error():
-    # matrix sensing's defaults supply one; without them (smoothness 'auto')
-    # a loss with no public smoothness bound cannot size its increments
-    X, y, _ = make_matrix_sensing(200, shape=(4, 4), rank=1, random_state=0)
-    est = DPMatrixSensing(shape=(4, 4), rank=1, solver="rgda",
-                          solver_params={"smoothness": "auto"}, accountant=BudgetAccountant())
+    # matrix sensing's loss reports a stand-in step (1 / step stands in for
+    # L); a loss with neither a smoothness bound nor a stand-in cannot size
+    # the increments
+    from skdp.solvers import L2Penalty, ProblemSpec
+
+    solver = get_solver("rgda")
+    spec = dict(n_samples=200, coef_shape=(9,), loss_capabilities=frozenset(
+        {"gradient", "gradient_difference", "smooth"}), smoothness=None, initial_value=None,
+        penalty=L2Penalty(1e-5), clip_norm=0.05, data_norm=None, epsilon=1.0, delta=1e-5,
+        options=solver.check_options({}))
     with pytest.raises(ValueError, match="public smoothness"):
-        est.fit(X, y)
-    assert len(est.accountant.spends) == 0
+        solver.plan(ProblemSpec(**spec))
+    plan = solver.plan(ProblemSpec(**spec, stand_ins={"step": 0.5}))
+    assert plan.spec.options["smoothness"] == 2.0
 
 
 def test_sparse_and_float32_give_the_dense_float64_fit(sensing):

@@ -216,7 +216,7 @@ def _nonconvex_problem(n=4000, d=3, seed=0):
 def test_noise_scales_are_the_calibrated_ones(step):
     X, y = _nonconvex_problem()
     # tol_gradient large: the run reaches the Hessian test and certifies
-    params = {"step": step, "tol_gradient": 0.1, "phase1_iter": 5, "iteration_cap": 12,
+    params = {"learning_rate": step, "tol_gradient": 0.1, "phase1_iter": 5, "max_iter_cap": 12,
               "two_phase": True, "hessian_share": 0.2, "max_hessians": 3, "search_weight": 0.25}
     est = DPLogisticRegression(penalty="nonconvex", solver="second_order", epsilon=2.0,
                                solver_params=params, random_state=0,
@@ -257,7 +257,7 @@ def test_noise_scales_are_the_calibrated_ones(step):
 
 
 def test_certification_rate_goes_to_one_as_n_grows():
-    params = {"tol_gradient": 0.03, "phase1_iter": 40, "iteration_cap": 80}
+    params = {"tol_gradient": 0.03, "phase1_iter": 40, "max_iter_cap": 80}
     rates = {}
     for n in (300, 100_000):
         certified = []
@@ -409,7 +409,7 @@ def test_hessians_are_drawn_from_their_reserve_only():
     est = DPLogisticRegression(penalty="nonconvex", solver="second_order", random_state=0,
                                epsilon=0.01,
                                solver_params={"tol_gradient": 10.0, "tol_hessian": 1e-12,
-                                              "max_hessians": 3, "iteration_cap": 20},
+                                              "max_hessians": 3, "max_iter_cap": 20},
                                accountant=BudgetAccountant()).fit(X, y)
     assert est.n_hessian_evaluations_ == 3 and est.n_iter_ == 20 and not est.certified_
     assert est.n_curvature_steps_ + est.n_gradient_steps_ == 20
@@ -472,7 +472,7 @@ def test_poisson_batches_run_within_the_filter(step):
     X, y = _nonconvex_problem(20000)
     est = DPLogisticRegression(penalty="nonconvex", solver="second_order", batch_size=2000,
                                random_state=0, epsilon=2.0,
-                               solver_params={"step": step, "tol_gradient": 0.05},
+                               solver_params={"learning_rate": step, "tol_gradient": 0.05},
                                accountant=BudgetAccountant()).fit(X, y)
     assert est.n_hessian_evaluations_ >= 1 and est.score(X, y) > 0.7
     assert est.privacy_spent_ == (2.0, min(DELTA, 1 / (10 * 20000)))  # delta="auto"
@@ -481,7 +481,7 @@ def test_poisson_batches_run_within_the_filter(step):
 def test_search_tests_each_candidate_at_its_own_steps_scale():
     # Algorithm 3's candidates b * safe, b/2 * safe, ..., safe: each query's
     # examples are clipped at the bound of its own step (gamma * C * ||d||
-    # times search_clip) and the query rescaled to the first one's
+    # times relative_loss_clip) and the query rescaled to the first one's
     # sensitivity, so the shorter steps are not tested under noise sized for
     # the longest (the paper's Delta_q uses gamma_init for every query)
     from skdp.solvers._queries import PrivateBatch
@@ -496,7 +496,7 @@ def test_search_tests_each_candidate_at_its_own_steps_scale():
         return original(self, W, iter(candidates), mechanism, loss_clip, clip)
 
     est = DPLogisticRegression(penalty="nonconvex", solver="second_order", epsilon=2.0,
-                               solver_params={"max_step": 4.0, "iteration_cap": 5},
+                               solver_params={"max_step": 4.0, "max_iter_cap": 5},
                                random_state=0, accountant=BudgetAccountant())
     with mock.patch.object(PrivateBatch, "above_threshold", record):
         est.fit(X, y)

@@ -18,6 +18,7 @@ float64 by row blocks, whatever X's dtype.
 from ._batch_sums import BatchSums
 from ._canonical import canonical_rows
 from ._design import LinearDesign
+from ._factor_stand_ins import factor_step
 from ._float64_sums import CompensatedSum, column_totals, float64_total
 from ._glm import GLMLoss
 from .logistic import BinaryLogisticLoss, MultinomialLogisticLoss
@@ -41,5 +42,6 @@ __all__ = [
     "canonical_rows",
     "CompensatedSum",
     "column_totals",
+    "factor_step",
     "float64_total",
 ]

@@ -458,6 +458,34 @@ class GLMLoss(BatchSums):
         return cls.capabilities, smoothness, cls.value_at_zero(n_outputs, **params)
 
     @classmethod
+    def stand_ins(cls, row_bound, n_outputs=None, *, data_norm=None, fit_intercept=False,
+                  **params):
+        """Public stand-ins for solver defaults where the loss has no bound (none here).
+
+        See ``ProblemSpec.stand_ins`` for the keys a solver reads.
+
+        Parameters
+        ----------
+        row_bound : float or None
+            Public bound on the norm of an implicit row (see
+            :meth:`public_constants`).
+        n_outputs : int or None
+            Number of coefficient columns (None for one vector).
+        data_norm : float or None, default=None
+            The estimator's public bound on the feature rows' norms.
+        fit_intercept : bool, default=False
+            Whether the rows carry the intercept feature.
+        **params
+            The loss's public parameters (e.g. ``smoothing``).
+
+        Returns
+        -------
+        dict
+            Empty: a smooth GLM's defaults derive from its smoothness bound.
+        """
+        return {}
+
+    @classmethod
     def hessian_frobenius(cls, n_outputs=None, **params):
         """Bound on the Frobenius norm of one example's second derivative in the predictor.
 

@@ -34,6 +34,18 @@ from ._glm import GLMLoss
 __all__ = ["HingeLoss", "SquaredHingeLoss", "SmoothHingeLoss", "SigmoidLoss", "HINGE_LOSSES"]
 
 
+#: the hinge's stand-in step, times ``1 / (data_norm**2 + fit_intercept)``: it
+#: has no smoothness constant to derive one from. Measured on Adult with
+#: DPLinearSVC (gd releasing the average of the last half of its iterates;
+#: see DPLinearSVC's notes)
+HINGE_STEP = 16.0
+#: iterations the margin losses' defaults were measured for (DPLinearSVC on
+#: Adult and Reuters): the iteration cap of runs whose own rule has no public
+#: constant to size them (second_order on the sigmoid loss: 0.834 on Adult at
+#: epsilon 1, 3 seeds)
+MARGIN_ITERATIONS = 300
+
+
 class _MarginLoss(GLMLoss):
     """A loss ``l(s z)`` of the margin; binary (``s`` 1-D) or one-vs-rest (2-D).
 
@@ -90,6 +102,34 @@ class _MarginLoss(GLMLoss):
     def _margin_loss_at_zero(cls, **params):
         return 1.0
 
+    @classmethod
+    def stand_ins(cls, row_bound, n_outputs=None, *, data_norm=None, fit_intercept=False,
+                  **params):
+        """The run length the margin losses' defaults were measured for (with ``data_norm``).
+
+        Parameters
+        ----------
+        row_bound : float or None
+            Public bound on the norm of an implicit row; None when rows are
+            not bounded (then no stand-in is reported).
+        n_outputs : int or None
+            Number of one-vs-rest columns (unused).
+        data_norm : float or None, default=None
+            The estimator's public bound on the feature rows' norms.
+        fit_intercept : bool, default=False
+            Whether the rows carry the intercept feature.
+        **params
+            The loss's public parameters (e.g. ``smoothing``).
+
+        Returns
+        -------
+        dict
+            ``{'iterations': MARGIN_ITERATIONS}`` with a row bound, else empty.
+        """
+        if row_bound is None or data_norm is None:
+            return {}
+        return {"iterations": MARGIN_ITERATIONS}
+
     def _values(self, Z, y):
         values = self._loss(y * Z)
         return values if values.ndim == 1 else values.sum(axis=1)
@@ -114,6 +154,38 @@ class HingeLoss(_MarginLoss):
     capabilities = frozenset({"gradient", "gradient_difference", "grouped_gradient", "values",
                               "convex"})
     curvature_bound = None
+
+    @classmethod
+    def stand_ins(cls, row_bound, n_outputs=None, *, data_norm=None, fit_intercept=False,
+                  **params):
+        """A stable step for the hinge, which has no smoothness bound (with ``data_norm``).
+
+        Parameters
+        ----------
+        row_bound : float or None
+            Public bound on the norm of an implicit row; None when rows are
+            not bounded (then no stand-in is reported).
+        n_outputs : int or None
+            Number of one-vs-rest columns (unused).
+        data_norm : float or None, default=None
+            The estimator's public bound on the feature rows' norms ``B``.
+        fit_intercept : bool, default=False
+            Whether the rows carry the intercept feature (one more in ``B**2``).
+        **params
+            Unused.
+
+        Returns
+        -------
+        dict
+            ``'step'``: ``HINGE_STEP / (B**2 + fit_intercept)``, and the
+            margin losses' ``'iterations'``.
+        """
+        stand_ins = super().stand_ins(row_bound, n_outputs, data_norm=data_norm,
+                                      fit_intercept=fit_intercept, **params)
+        if stand_ins:
+            B2 = float(data_norm) ** 2 + float(bool(fit_intercept))
+            stand_ins["step"] = HINGE_STEP / B2
+        return stand_ins
 
     def _dloss(self, m):
         return -(m < 1.0).astype(np.float64)

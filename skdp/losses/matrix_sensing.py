@@ -62,6 +62,7 @@ import scipy.sparse as sp
 
 from ._batch_sums import BatchSums
 from ._factor_norms import FactorGradientNorms
+from ._factor_stand_ins import factor_stand_ins
 from ._float64_sums import CompensatedSum, float64_total, row_blocks
 
 __all__ = ["MatrixSensingLoss"]
@@ -111,6 +112,7 @@ class MatrixSensingLoss(FactorGradientNorms, BatchSums):
 
     capabilities = frozenset({"gradient", "gradient_difference", "values", "smooth", "hessian",
                               "minimax"})
+    stand_ins = classmethod(factor_stand_ins)
 
     @classmethod
     def public_constants(cls, row_bound, n_outputs=None, **params):

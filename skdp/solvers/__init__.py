@@ -9,6 +9,7 @@ from ._base import L2Penalty, Plan, ProblemSpec, Solver, SolverResult
 from ._progress import FitProgress
 from ._queries import PrivateBatch, PrivateDuals, PrivateQueries, PrivateShards, QueryBudgetError
 from ._registry import (
+    auto_solver,
     available_solvers,
     get_solver,
     register_solver,
@@ -35,6 +36,7 @@ __all__ = [
     "QueryBudgetError",
     "Solver",
     "SolverResult",
+    "auto_solver",
     "available_solvers",
     "get_solver",
     "register_solver",

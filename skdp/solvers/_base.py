@@ -8,7 +8,7 @@ query draws its noise and is counted against the plan. See the developers
 guide in the documentation for how to add a solver.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Mapping, Optional
 
 import numpy as np
@@ -78,6 +78,18 @@ class ProblemSpec:
     row_bound : float or None
         Public bound on the norm of an implicit row ``[s x, 1]`` (from
         ``data_norm`` and the intercept), None when rows are not clipped.
+    stand_ins : mapping, default={}
+        Public constants the loss reports where it has no bound to derive a
+        solver's default from (the loss's ``stand_ins``; never data). Keys,
+        each optional: ``'step'`` (a stable step size where there is no
+        smoothness bound), ``'iterations'`` (the run length its defaults
+        were measured for), ``'loss_scale'`` (the scale of one example's
+        loss change, relative to 1), ``'hessian_clip'`` (a clip of one
+        example's Hessian, Frobenius norm), ``'hessian_lipschitz'`` (a
+        stand-in for the Lipschitz constant of the Hessian) and
+        ``'example_smoothness'`` (a stand-in for the smoothness of one
+        example's loss). Each solver derives its defaults from them in
+        ``plan`` (see :meth:`Solver.with_options`).
     """
 
     n_samples: int
@@ -96,6 +108,7 @@ class ProblemSpec:
     hessian_bound: Optional[float] = None
     hessian_lipschitz: Optional[float] = None
     row_bound: Optional[float] = None
+    stand_ins: Mapping = field(default_factory=dict)
 
     @property
     def capabilities(self):
@@ -231,6 +244,13 @@ class SolverResult:
     attributes: dict = field(default_factory=dict)
 
 
+def _pointer(new):
+    """``'name'``, or ``'name' (note)`` for a ``(name, note)`` pair of ``renamed_options``."""
+    if isinstance(new, tuple):
+        return f"{new[0]!r} ({new[1]})"
+    return repr(new)
+
+
 class Solver:
     """Base class of private solvers: ``plan(spec)`` and ``solve(queries, plan)``.
 
@@ -238,7 +258,10 @@ class Solver:
     capabilities, and ``'penalty:...'`` for the penalty's), its ``options``
     (name -> default, given through ``solver_params``) with their
     ``option_constraints`` (see :mod:`skdp.validation`), and the
-    ``paper`` it implements.
+    ``paper`` it implements. ``renamed_options`` maps an option's former
+    name to its current one (or to ``(current, note)``; one name per concept across solvers: see the
+    table in ``docs/solvers/index.md``); a former name is refused with a
+    pointer to the current one.
     """
 
     name = None
@@ -246,6 +269,38 @@ class Solver:
     requires = frozenset({"gradient"})
     options = {}
     option_constraints = {}
+    renamed_options = {}
+    #: rank among the solvers ``solver='auto'`` may pick (highest wins); None never
+    auto_priority = None
+
+    def auto_accepts(self, facts):
+        """Whether ``solver='auto'`` may pick this solver for a fit with these public facts.
+
+        Parameters
+        ----------
+        facts : mapping
+            See :func:`skdp.solvers.auto_solver`.
+
+        Returns
+        -------
+        bool
+        """
+        return True
+
+    def poor_on_few_rows(self, loss_capabilities):
+        """Whether fits on a few hundred rows score poorly (the estimators' ``poor_score`` tag).
+
+        Parameters
+        ----------
+        loss_capabilities : frozenset of str
+            What the loss states it is.
+
+        Returns
+        -------
+        bool
+            False here: the solver's own measurement says otherwise.
+        """
+        return False
 
     def check_options(self, options):
         """Fill defaults, reject unknown names and values outside their constraints.
@@ -265,9 +320,19 @@ class Solver:
         Raises
         ------
         ValueError
-            For an unknown option name, or a value that no declared form of
+            For a former option name (the message names the current one),
+            an unknown option name, or a value that no declared form of
             ``option_constraints`` accepts.
         """
+        renamed = sorted(set(options) & set(self.renamed_options))
+        if renamed:
+            pointers = "; ".join(f"{old!r} is now {_pointer(self.renamed_options[old])}"
+                                 for old in renamed)
+            raise ValueError(
+                f"solver_params of solver {self.name!r} use former option names: "
+                f"{pointers}. Rename them (skdp uses one option name per concept "
+                "across solvers; see the table in docs/solvers/index.md)."
+            )
         unknown = sorted(set(options) - set(self.options))
         if unknown:
             raise ValueError(
@@ -278,6 +343,31 @@ class Solver:
         merged.update(options)
         validate_params(f"solver {self.name!r}", merged, self.option_constraints)
         return merged
+
+    @staticmethod
+    def with_options(spec, derived):
+        """``spec`` with the ``'auto'`` options in ``derived`` resolved (public).
+
+        A solver's ``plan`` derives its defaults from the spec's public
+        constants (``smoothness``, ``stand_ins``, capabilities) and returns
+        the plan of the resolved spec, so ``solve`` and the fitted
+        ``solver_params_`` see the values the run used. Options the user
+        gave are kept.
+
+        Parameters
+        ----------
+        spec : ProblemSpec
+        derived : dict
+            Option name -> value derived from public constants.
+
+        Returns
+        -------
+        ProblemSpec
+        """
+        resolved = {k: v for k, v in derived.items() if spec.options.get(k) == "auto"}
+        if not resolved:
+            return spec
+        return replace(spec, options={**spec.options, **resolved})
 
     def check_backend(self, spec, backend):
         """Refuse, before the charge, options that cannot run where the data lives.

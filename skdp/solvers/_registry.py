@@ -3,7 +3,7 @@
 import threading
 
 __all__ = ["register_solver", "unregister_solver", "get_solver", "available_solvers",
-           "unmet_requirements"]
+           "unmet_requirements", "auto_solver"]
 
 _REGISTRY = {}
 _LOCK = threading.Lock()
@@ -149,3 +149,45 @@ def available_solvers(estimator=None):
         return sorted(solvers)
     caps = _capabilities(estimator)
     return sorted(name for name, s in solvers.items() if not unmet_requirements(s, caps))
+
+
+def auto_solver(capabilities, facts):
+    """The solver ``solver='auto'`` picks, by capability and public facts.
+
+    Among the registered solvers whose requirements ``capabilities`` meet
+    and that rank themselves for 'auto' (an ``auto_priority`` that is not
+    None) and accept the fit (``auto_accepts(facts)``), the one of highest
+    priority. An estimator names no solver: the choice lives here and in
+    the solvers.
+
+    Parameters
+    ----------
+    capabilities : iterable of str
+        What the loss and the penalty offer (``ProblemSpec.capabilities``).
+    facts : mapping
+        Public facts of the fit, before any data value is read:
+        ``'n_samples'`` and ``'n_params'`` (per output; None when unknown),
+        ``'delta_positive'``, ``'full_batch'`` and ``'row_bound'`` (whether
+        rows have a public norm bound).
+
+    Returns
+    -------
+    name : str
+
+    Raises
+    ------
+    ValueError
+        If no registered solver accepts (the estimator reports it).
+    """
+    with _LOCK:
+        solvers = dict(_REGISTRY)
+    ranked = sorted(
+        (s.auto_priority, name) for name, s in solvers.items()
+        if getattr(s, "auto_priority", None) is not None
+        and not unmet_requirements(s, capabilities) and s.auto_accepts(facts))
+    if not ranked:
+        raise ValueError(
+            f"no registered solver can run solver='auto' here; pass one of "
+            f"{sorted(solvers)} as solver."
+        )
+    return ranked[-1][1]

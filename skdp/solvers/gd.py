@@ -77,7 +77,13 @@ class GradientDescent(Solver):
         accuracy 0.834 with the last iterate, 0.842 with the average).
         'auto' is 0.5 for smooth penalties and 0 for those taken by their
         proximal operator (L1, elastic net), whose exact zeros an average
-        would lose.
+        would lose; 0.5 where the step is the loss's stand-in (below).
+
+    Where the loss has no smoothness bound (the hinge; the factored loss of
+    matrix sensing) but reports a stand-in step (``ProblemSpec.stand_ins``),
+    ``learning_rate='auto'`` is that step; where rows have no public bound
+    and the loss reports the run length its stand-ins were measured for
+    (``'iterations'``), ``max_iter=None`` runs that many steps.
 
     Steps
     -----
@@ -102,13 +108,21 @@ class GradientDescent(Solver):
     }
     default_max_iter = 100
     learning_rate_scale = GD_LEARNING_RATE_SCALE
+    auto_priority = 0  # solver='auto''s fallback
 
     def plan(self, spec):
         """Calibrate one noise multiplier for the whole run; resolve the step."""
+        if spec.smoothness is None and "step" in spec.stand_ins:
+            # no smoothness bound: the loss's stand-in step, and the average of
+            # the last half of the iterates (the subgradient method's output)
+            spec = self.with_options(spec, {"learning_rate": spec.stand_ins["step"],
+                                            "average": 0.5})
         rate = spec.sampling_rate
         lr = default_learning_rate(spec, spec.options["learning_rate"], self.learning_rate_scale)
         if spec.max_iter is not None:
             T = int(spec.max_iter)
+        elif spec.row_bound is None and "iterations" in spec.stand_ins:
+            T = int(spec.stand_ins["iterations"])  # no reach to size the run from
         else:
             reach = 16.0 if spec.row_bound is None else lr * spec.row_bound ** 2
             if rate < 1:

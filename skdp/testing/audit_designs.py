@@ -270,6 +270,10 @@ def _matrix_sensing_solver_params(solver):
         return {"average": 0.0, "learning_rate": 2.0}
     if solver == "rgda":
         return dict(RGDA_ALWAYS_DESCENDS)
+    # line_search's first candidate and second_order's step rule are also
+    # named learning_rate: both keep the loss's stand-in step
+    if solver in ("line_search", "second_order"):
+        return {}
     return {"learning_rate": 2.0} if "learning_rate" in options else {}
 
 
@@ -291,7 +295,7 @@ def _linear_clipping_control(solver):
     # too (loss_clip 1e12: the search then decides nothing) and starts the
     # search at steps that move the canary's coefficient by about 0.5
     if solver == "line_search":
-        return {"solver_params": {"loss_clip": 1e12, "eta0": 1e-6}}
+        return {"solver_params": {"loss_clip": 1e12, "learning_rate": 1e-6}}
     # rgda's steps are at most max_step long whatever the gradient, so an
     # unclipped canary moves it no further than any record: with the cap
     # lifted its step is the gradient step v / L, and the canary shows
