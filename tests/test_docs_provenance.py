@@ -14,7 +14,8 @@ THE RULE (issue 39; applies to every ``docs/solvers/*.md``):
    fenced blocks (```` ``` ```` ... ```` ``` ````: ``testcode`` / ``testoutput`` are executed
    by the doc build, so their numbers are computed), inline code in backticks,
    math (``$...$``), link targets ``(...)`` of markdown links, arXiv identifiers
-   (``arXiv:2008.07978``), and years
+   (``arXiv:2008.07978``), DOIs (``10.1137/20M1355847``), page ranges of a
+   reference (``pp. 308-318``), and years
    (four-digit integers 1900-2099 right after an author name or in a citation
    "et al. 2016", "Lee & Kifer 2018", i.e. any integer 1900-2099 with no decimal point).
 4. A derived number (a difference, a ratio) is not exempt: write it into the
@@ -38,6 +39,8 @@ _INLINE_CODE = re.compile(r"`[^`\n]*`")
 _MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
 _LINK_TARGET = re.compile(r"\]\([^)]*\)")
 _ARXIV = re.compile(r"arXiv:?\s*\d{4}\.\d{4,5}", re.I)
+_DOI = re.compile(r"\b10\.\d{4,9}/\S+")
+_PAGES = re.compile(r"\bpp?\.\s*\d+\s*[-–]+\s*\d+")
 
 
 def _normal(token):
@@ -64,6 +67,8 @@ def checked_text(page_text):
     text = _MATH.sub(" ", text)
     text = _INLINE_CODE.sub(" ", text)
     text = _ARXIV.sub(" ", text)
+    text = _DOI.sub(" ", text)
+    text = _PAGES.sub(" ", text)
     return _LINK_TARGET.sub("] ", text)
 
 
@@ -109,6 +114,7 @@ def test_the_rule_exempts_code_math_and_years():
     page = (
         "Abadi et al. 2016 measured 0.9123 (`max_iter=1234`) with $1.234$ and\n"
         "```\nprint(5.678)\n```\n[a](https://x.org/123.456) arXiv:2008.07978\n"
+        "doi 10.1137/20M1355847, pp. 308-318.\n"
     )
     assert numbers_to_trace(page) == ["0.9123"]
 
