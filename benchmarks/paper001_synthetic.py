@@ -22,17 +22,7 @@ with gd, all with their default settings: mean excess empirical risk over
 10 seeds at alpha = 1e-3 (objective at the released coefficients minus the
 L-BFGS optimum of the same objective), then test accuracy over 5 seeds and
 fit time at the estimator's defaults (alpha = 1e-4), epsilon 0.1 and 1.
-Measured (2 shared cores; nesterov with initial_gap='auto', i.e. E_0 = log 2):
-
-| epsilon | gd | nesterov | multistage_nesterov | heavy_ball |
-|---|---|---|---|---|
-| 0.1 | 0.02045 (100) | 0.02635 (42) | 0.02635 (42) | 0.02739 (38) |
-| 0.5 | 0.00214 (100) | 0.00307 (151) | 0.00388 (704) | 0.00397 (105) |
-| 1.0 | 0.00140 (100) | 0.00101 (206) | 0.00122 (704) | 0.00143 (133) |
-
-nesterov beats gd at epsilon 1 only; the variants tried at 0.1 and 0.5
-(iterate averaging, step c / L with c up to 4, other splits and T) are
-listed in ``docs/solvers/accelerated.md``.
+It writes ``benchmarks/results/paper001_adult.md``.
 
 Solvers are driven through the public seam: a
 :class:`~skdp.solvers.ProblemSpec` built from public constants, ``plan(spec)``
@@ -42,8 +32,8 @@ plan)`` per run. The non-private optimum F* uses the loss's ``grad_sum`` /
 
 Run::
 
-    python benchmarks/paper001_synthetic.py                 # 20 runs, c = 1
-    python benchmarks/paper001_synthetic.py --runs 5 --c 1 0.1 --n-jobs 2
+    python benchmarks/paper001_synthetic.py            # full: 20 runs, the paper's grid
+    python benchmarks/paper001_synthetic.py --quick    # 3 runs, T in {100, 1000}
     python benchmarks/paper001_synthetic.py --adult
     python benchmarks/paper001_synthetic.py --n 2000 --runs 2 --T 20 50   # seconds
 """
@@ -430,7 +420,15 @@ def main():
                         help="print the Adult comparison with gd instead")
     args = parser.parse_args()
     if args.adult:
-        adult()
+        import contextlib
+        import io
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer):
+            print("# Paper 001's solvers against gd on Adult\n\nWritten by "
+                  "`python benchmarks/paper001_synthetic.py --adult`.\n")
+            adult()
+        (RESULTS / "paper001_adult.md").write_text(buffer.getvalue())
+        print(buffer.getvalue())
         return
     if args.quick:
         args.runs, args.T = min(args.runs, 3), [100, 1000]
