@@ -51,7 +51,10 @@ def _coefficients(loss, z):
 
 def dp_agd(X, y, *, loss, epsilon, delta, alpha, rng, grad_clip=math.sqrt(2.0),
            obj_clip=3.0, splits=60, gamma=0.1, n_candidates=20, max_step=2.0):
-    """Run DP-AGD on rows X (norm <= 1), labels y in {-1, +1}; return (coef, intercept, iterations).
+    """Run DP-AGD on rows X (norm <= 1), labels y in {-1, +1}.
+
+    Returns ``(coef, intercept, iterations, rho_spent)``; ``rho_spent`` never
+    exceeds ``zcdp_rho(epsilon, delta)``.
 
     The intercept is a coefficient on a constant feature 1, so a row with its
     constant has norm <= sqrt 2 and the per-example gradient norm is at most
@@ -60,7 +63,7 @@ def dp_agd(X, y, *, loss, epsilon, delta, alpha, rng, grad_clip=math.sqrt(2.0),
     """
     n, d = X.shape
     y = np.where(np.asarray(y) > 0, 1.0, -1.0)
-    rho = zcdp_rho(epsilon, delta)
+    rho_total = rho = zcdp_rho(epsilon, delta)
     eps_nmax = 0.5 * epsilon / splits
     rho_nmax = eps_nmax ** 2 / 2.0
     rho_ng = eps_nmax ** 2 / (4.0 * math.log(1.25 / delta))
@@ -122,4 +125,4 @@ def dp_agd(X, y, *, loss, epsilon, delta, alpha, rng, grad_clip=math.sqrt(2.0),
         if t % 10 == 0 and chosen:
             max_step = min(1.1 * max(chosen), 2.0)
             chosen = []
-    return w, b, t
+    return w, b, t, rho_total - rho

@@ -69,7 +69,7 @@ def _fit(model, label, epsilon, seed, data):
         else (skdp.DPLogisticRegression, {"classes": [-1.0, 1.0]})
     alpha = cls(**fixed).get_params()["alpha"]
     if label == METHODS[0]:
-        w, b, _ = dp_agd(X, y, loss="hinge" if hinge else "logistic", epsilon=epsilon,
+        w, b, _, _ = dp_agd(X, y, loss="hinge" if hinge else "logistic", epsilon=epsilon,
                          delta=DELTA, alpha=alpha, rng=np.random.default_rng(seed))
         acc = float(np.mean(np.where(np.asarray(Xt @ w).ravel() + b > 0, 1.0, -1.0) == yt))
         return acc, _objective(w, b, alpha, X, y, hinge)
