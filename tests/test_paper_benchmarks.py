@@ -15,6 +15,35 @@ from dp_agd import dp_agd  # noqa: E402
 from skdp.solvers.gd import zcdp_rho  # noqa: E402
 
 
+class CostRecorder:
+    """A numpy Generator that adds up the zCDP cost of every draw from its scale."""
+
+    def __init__(self, seed, grad_clip, obj_clip):
+        self.rng = np.random.default_rng(seed)
+        self.grad_clip, self.obj_clip = grad_clip, obj_clip
+        self.rho = 0.0
+
+    def normal(self, loc, scale, size):
+        self.rho += self.grad_clip ** 2 / (2.0 * scale ** 2)  # Gaussian, L2 sensitivity C
+        return self.rng.normal(loc, scale, size)
+
+    def gumbel(self, loc, scale, size):
+        epsilon = 2.0 * self.obj_clip / scale  # exponential mechanism, charged eps^2 / 2
+        self.rho += epsilon ** 2 / 2.0
+        return self.rng.gumbel(loc, scale, size)
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 1.0])
+def test_dp_agd_draws_cost_at_most_the_budget(epsilon):
+    X, y = make_classification(n_samples=1000, n_features=5, random_state=1)
+    X = Normalizer().fit_transform(X)
+    recorder = CostRecorder(0, grad_clip=np.sqrt(2.0), obj_clip=3.0)
+    *_, spent = dp_agd(X, y, loss="logistic", epsilon=epsilon, delta=1e-6, alpha=1e-4,
+                       rng=recorder)
+    assert recorder.rho <= zcdp_rho(epsilon, 1e-6) * (1 + 1e-9)
+    assert recorder.rho == pytest.approx(spent, rel=1e-9)
+
+
 @pytest.mark.parametrize("loss", ["logistic", "hinge"])
 @pytest.mark.parametrize("epsilon", [0.1, 1.0])
 def test_dp_agd_spends_at_most_its_budget_and_learns(loss, epsilon):
