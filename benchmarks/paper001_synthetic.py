@@ -33,7 +33,7 @@ plan)`` per run. The non-private optimum F* uses the loss's ``grad_sum`` /
 Run::
 
     python benchmarks/paper001_synthetic.py            # full: 20 runs, the paper's grid
-    python benchmarks/paper001_synthetic.py --quick    # 3 runs, T in {100, 1000}
+    python benchmarks/paper001_synthetic.py --quick    # 2 runs, T in {100, 500}
     python benchmarks/paper001_synthetic.py --adult
     python benchmarks/paper001_synthetic.py --n 2000 --runs 2 --T 20 50   # seconds
 """
@@ -414,7 +414,7 @@ def main():
                              "convention; 'add-remove' is the same bound): 20")
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--quick", action="store_true",
-                        help="3 runs, T in {100, 1000} (a few minutes)")
+                        help="2 runs, T in {100, 500} (a few minutes)")
     parser.add_argument("--out", default=str(RESULTS / "paper001.md"))
     parser.add_argument("--adult", action="store_true",
                         help="print the Adult comparison with gd instead")
@@ -431,7 +431,7 @@ def main():
         print(buffer.getvalue())
         return
     if args.quick:
-        args.runs, args.T = min(args.runs, 3), [100, 1000]
+        args.runs, args.T = min(args.runs, 2), [100, 500]
 
     d, lam = 20, 0.01
     sensitivity = 40.0 if args.neighbours == "replace" else 20.0
