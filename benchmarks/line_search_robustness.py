@@ -62,5 +62,5 @@ if __name__ == "__main__":
     from results_file import printed_to
 
     with printed_to("line_search_robustness.md",
-                    "python benchmarks/line_search_robustness.py " + " ".join(sys.argv[1:])):
+                    ("python benchmarks/line_search_robustness.py " + " ".join(sys.argv[1:])).strip()):
         main()
