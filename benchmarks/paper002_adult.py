@@ -1,6 +1,6 @@
 """Paper 002 (Chen & Lee 2020): private line search against DP-AGD and gd, on census data.
 
-    python benchmarks/paper002_adult.py            # full: 5 seeds, 5 epsilons, Adult and Bank
+    python benchmarks/paper002_adult.py --n-jobs 2 # full: 5 seeds, 5 epsilons, Adult and Bank
     python benchmarks/paper002_adult.py --quick    # 1 seed, epsilon 0.1 and 0.8, Adult
 
 Logistic regression and the hinge SVM, delta = 1e-8 (the paper's), rows of
@@ -84,12 +84,15 @@ def _cell(values):
     return f"{np.mean(values):.4f} ± {np.std(values):.4f}"
 
 
-def run(name, data, models, epsilons, seeds, log):
+def run(name, data, models, epsilons, seeds, log, n_jobs=1):
+    from joblib import Parallel, delayed
+
     acc, obj = {}, {}
     for model in models:
         for label in METHODS:
             for eps in epsilons:
-                runs = [_fit(model, label, eps, s, data) for s in seeds]
+                runs = Parallel(n_jobs=n_jobs)(
+                    delayed(_fit)(model, label, eps, s, data) for s in seeds)
                 acc[model, label, eps] = [r[0] for r in runs]
                 obj[model, label, eps] = [r[1] for r in runs]
             log(f"  {name} {model}: {label} done")
@@ -128,6 +131,7 @@ def main(argv=None):
     parser.add_argument("--models", nargs="+", default=["logistic", "svm"])
     parser.add_argument("--datasets", nargs="+", default=["Adult", "Bank"])
     parser.add_argument("--quick", action="store_true", help="1 seed, epsilon 0.1 and 0.8, Adult")
+    parser.add_argument("--n-jobs", type=int, default=1, help="seeds run in parallel")
     parser.add_argument("--out", default=str(RESULTS / "paper002.md"))
     args = parser.parse_args(argv)
     if args.quick:
@@ -167,7 +171,7 @@ def main(argv=None):
                "encoding is not given; our split is one stratified 80/20 split, not 10-fold CV")
         table1.append(f"| {name} | {p[0]:,}, {p[1]}, {p[2]} | {n_all:,}, {d} (+1), "
                       f"{majority:.3f} | {why} |")
-        acc, obj = run(name, data, args.models, args.epsilons, seeds, log)
+        acc, obj = run(name, data, args.models, args.epsilons, seeds, log, args.n_jobs)
         head = "| method | " + " | ".join(f"ε = {e:g}" for e in args.epsilons) + " |"
         rule = "|---|" + "---|" * len(args.epsilons)
         for model in args.models:
