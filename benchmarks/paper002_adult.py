@@ -19,7 +19,8 @@ census-type set; absent data are skipped with a message. Methods:
 - ``gd (default)``: gradient descent at its defaults.
 
 Writes ``benchmarks/results/paper002.md`` (``--out`` to change): the tables,
-Table 1 of the paper against our data, and the paper's claims checked.
+Table 1 of the paper against our data, and the paper's claims checked; and
+``paper002.png`` beside it (test accuracy against epsilon, as the paper's Figs. 3-4).
 """
 
 import argparse
@@ -124,6 +125,45 @@ def claims(name, acc, models, epsilons):
     return rows
 
 
+def plot_from(results_md, png):
+    """Test accuracy against epsilon, one panel per (data set, model), like the paper's Figs. 3-4.
+
+    Read from the tables of a results file this script wrote (post-processing).
+    """
+    import re
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels, title, eps = {}, None, []
+    for line in Path(results_md).read_text().splitlines():
+        if line.startswith("## ") and line.endswith(": test accuracy"):
+            title, panels_rows = line[3:-len(": test accuracy")], {}
+            panels[title] = panels_rows
+        elif line.startswith("## "):
+            title = None
+        elif title and line.startswith("| method |"):
+            eps = [float(e) for e in re.findall(r"ε = ([0-9.]+)", line)]
+            panels[title]["eps"] = eps
+        elif title and line.startswith("| ") and "±" in line:
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            panels[title][cells[0]] = [float(c.split(" ")[0]) for c in cells[1:]]
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.8), squeeze=False)
+    for ax, (name, rows) in zip(axes[0], panels.items()):
+        eps = rows.pop("eps")
+        for label, values in rows.items():
+            ax.plot(eps, values, marker="o", label=label.split(" (")[0])
+        ax.set_xscale("log")
+        ax.set_title(name)
+        ax.set_xlabel("epsilon")
+        ax.set_ylabel("test accuracy")
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(png, dpi=90)
+    plt.close(fig)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=5)
@@ -133,7 +173,11 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="1 seed, epsilon 0.1 and 0.8, Adult")
     parser.add_argument("--n-jobs", type=int, default=1, help="seeds run in parallel")
     parser.add_argument("--out", default=str(RESULTS / "paper002.md"))
+    parser.add_argument("--plot-from", help="only draw the png of an existing results file")
     args = parser.parse_args(argv)
+    if args.plot_from:
+        plot_from(args.plot_from, Path(args.plot_from).with_suffix(".png"))
+        return
     if args.quick:
         args.seeds, args.epsilons, args.datasets = 1, [0.1, 0.8], ["Adult"]
     start = time.time()
@@ -191,6 +235,7 @@ def main(argv=None):
     out += [f"| {a} | {b} | {c} |" for a, b, c in verdicts]
     out += ["", f"Total {time.time() - start:.0f} s on 2 shared cores."]
     Path(args.out).write_text("\n".join(out) + "\n")
+    plot_from(args.out, Path(args.out).with_suffix(".png"))
     print("\n".join(out))
 
 
