@@ -7,10 +7,12 @@ DPLogisticRegression at its defaults except ``data_norm`` in {0.25, 1, 4} and
 on Adult (rows of unit L2 norm), mean over seeds; beside them the accuracy of
 the non-private optimum of the same model (scikit-learn, same rows, same
 penalty), so the spread of each solver can be read against the spread of
-the models themselves. Prints a markdown table. Run by hand (about 3 min).
+the models themselves. Prints a markdown table and writes it to
+``benchmarks/results/line_search_robustness.md``. Run by hand (about 3 min).
 """
 
 import argparse
+import sys
 import itertools
 
 import numpy as np
@@ -57,4 +59,8 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    from results_file import printed_to
+
+    with printed_to("line_search_robustness.md",
+                    ("python benchmarks/line_search_robustness.py " + " ".join(sys.argv[1:])).strip()):
+        main()

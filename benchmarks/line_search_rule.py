@@ -10,7 +10,7 @@ stratify=y)``); the test files are never read. Mean validation accuracy over
 seeds 0-2 of ``DPLogisticRegression`` and ``DPLinearSVC`` with
 ``solver='line_search'`` for several caps (None: the rule off), Reuters at
 epsilon 1 and Adult at epsilon 0.1 and 1, and debiasing alone (cap None,
-``armijo_norm='debiased'``).
+``armijo_norm='debiased'``). Writes ``benchmarks/results/line_search_rule.md``.
 """
 
 import sys
@@ -47,4 +47,7 @@ def main(seeds=range(3)):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from results_file import printed_to
+
+    with printed_to("line_search_rule.md", "python benchmarks/line_search_rule.py"):
+        main()

@@ -59,18 +59,11 @@ def budget_max_iter(n_samples, epsilon, delta, step_reach=16.0):
     :math:`\sqrt{T/(2\rho)}\, C / n`: more steps make more progress but
     each is noisier, and the released average of the last half of the
     iterates (``average=0.5``) cancels part of the noise. The best T grows
-    with n and with the budget. The constant was chosen on validation splits
-    of the training parts of scikit-learn's breast_cancer, wine, digits and
-    iris, never on their test parts (``python benchmarks/small_sets.py
-    --validation``: features from their documented ranges by
-    ``BoundedScaler``, each training part split 70/30 again, both
-    classifiers, epsilon 0.5 to 10; mean validation accuracy 0.873 / 0.865 /
-    0.857 for 0.3 / 0.6 / 1.2 over seeds 0-3, and 0.861 / 0.858 / 0.854 for
-    0.3 / 0.45 / 0.6 over seeds 10-19). The cap: Adult (n = 32561) gained
-    nothing from 300 to 1000 steps (epsilon 1: test accuracy 0.850 at both)
-    while the fit time grows linearly; below 10
-    steps gd makes no progress. Measured results: ``benchmarks/small_sets.py``
-    and ``benchmarks/run.py``.
+    with n and with the budget. The constant 0.3 (``STEPS_PER_RECORD``) was
+    chosen on validation splits of training data only; the cap of 500 steps
+    because more steps cost time without gaining accuracy; below 10 steps gd
+    makes no progress. The measurements: ``docs/solvers/gd.md`` ("Where the
+    defaults come from").
     """
     sqrt_rho = np.sqrt(zcdp_rho(float(epsilon), float(delta)))
     return _clamp_steps(STEPS_PER_RECORD * int(n_samples) * sqrt_rho * 16.0 / float(step_reach))
@@ -80,12 +73,7 @@ def budget_max_iter(n_samples, epsilon, delta, step_reach=16.0):
 #: all: a public cap on the work, binding from n = 100,000 for gd (its 500 full
 #: passes) and from 50,000 for the accelerated solvers (their 1000).
 #: Where n is that large each step's noise is small against the gradient and the
-#: fit converges in few steps, as a non-private one does: on 750,000 dense unit
-#: rows (``benchmarks/bench_logistic.py``'s synthetic set, validation rows of its
-#: training part, epsilon 1) ``gd`` reaches 0.9447 / 0.9448 / 0.9448 / 0.9449
-#: validation accuracy in 25 / 50 / 100 / 200 steps and ``nesterov`` 0.9447 /
-#: 0.9448 / 0.9449 / 0.9448, so 500 or 1000 steps only cost time (1e6 rows: 50
-#: steps instead of 500 for gd, 1000 for the accelerated solvers).
+#: fit converges in few steps, as a non-private one does (docs/solvers/gd.md).
 MAX_DEFAULT_WORK = 50_000_000
 
 

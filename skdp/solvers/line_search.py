@@ -183,10 +183,9 @@ class LineSearch(Solver):
     clip_loss : {'decrease', 'values'}, default='decrease'
         Clip each example's loss decrease to ``[-C_obj, C_obj]``, or each
         loss value to ``[0, C_obj]`` (paper 002). Values clipping biases the
-        test once losses exceed ``C_obj``: on Adult it accepts a first step
-        that drives the real loss from 0.69 to 3.6 (the clipped loss fell)
-        and then fails every search; decreases of small steps are rarely
-        clipped at all.
+        test once losses exceed ``C_obj`` (the clipped loss can fall while the
+        real one grows); decreases of small steps are rarely clipped at all
+        (``docs/solvers/line_search.md``).
     search_noise : {'laplace', 'gaussian'}, default='laplace'
     search_share : float in (0, 1), default=0.25
         Share of an iteration's budget given to the search at the start.
@@ -197,8 +196,7 @@ class LineSearch(Solver):
         overrides it and also caps the run); at most
         :data:`skdp.solvers.gd.MAX_DEFAULT_WORK` rows read in all, two
         passes an iteration (the gradient, and the search's line; its
-        candidates reuse that pass): 25 iterations on 1,000,000 rows, where
-        validation accuracy is 0.9447 against 0.9449 with 50
+        candidates reuse that pass): 25 iterations on 1,000,000 rows
         (:func:`skdp.solvers.gd.work_capped_steps`).
     budget_increase : {'angle', 'always', 'never'}, default='angle'
         What a failed search does: CHEB's angle test, grow both budgets, or
@@ -233,27 +231,20 @@ class LineSearch(Solver):
         most ``C``. When ``r`` exceeds the cap (and ``max_iter`` is unset),
         the planned iterations shrink to ``max(10, max_iter_cap * cap / r)``
         (recalibrated by the accountant, so ``r`` is about the cap) and the
-        Armijo offset is debiased (``armijo_norm='auto'``). On Reuters
-        (8315 sparse features, eps 1) ``r = 1.6`` at 300 iterations:
-        the offset ``a eta m ||g~||^2`` is then about ten times the true
-        decrease, no step passes except by the search's noise, the first candidate
-        step collapses and the fit predicts the majority class. Validation
-        accuracy (``python benchmarks/line_search_rule.py``: a quarter of
-        each training file held out, seeds 0-2): on Reuters at eps 1, caps
-        0.15 / 0.25 / 0.5 / None give 0.9468 / 0.9516 / 0.9496 / 0.9305
-        (``DPLogisticRegression``; majority 0.9305) and 0.9432 / 0.9506 /
-        0.9478 / 0.9305 (``DPLinearSVC``); debiasing alone (cap None) gives
-        0.9463 and 0.9389. Adult (``r`` = 0.0014 at eps 1, 0.096 at eps
-        0.1) is unchanged by every cap. None disables the rule.
+        Armijo offset is debiased (``armijo_norm='auto'``). Above the cap
+        the offset ``a eta m ||g~||^2`` exceeds any true decrease, no step
+        passes except by the search's noise and the fit stays at the
+        majority class; the cap was chosen on validation splits of training
+        data (``docs/solvers/line_search.md``). None disables the rule.
     armijo_norm : {'auto', 'debiased', 'noisy'}, default='auto'
         The squared gradient norm in the Armijo offset: ``'noisy'`` uses
         ``||g~||^2`` (paper 002); ``'debiased'`` uses the post-processed
         unbiased estimate ``max(||g~||^2 - P s^2, 0)`` of the true one,
         ``s^2`` the public noise variance of one coordinate of ``g~``
         (inverse-variance averaged after retries); ``'auto'`` debiases
-        exactly when the ``gradient_noise_cap`` rule applies. Debiasing at
-        small ``r`` lowers Adult at eps 0.1 (validation 0.8312 -> 0.8088 and
-        0.8236 -> 0.8104, same command), hence ``'auto'``.
+        exactly when the ``gradient_noise_cap`` rule applies (debiasing
+        at small ``r`` lowered validation accuracy;
+        ``docs/solvers/line_search.md``).
     """
 
     name = "line_search"
