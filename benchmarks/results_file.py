@@ -15,6 +15,7 @@ class _Tee(io.TextIOBase):
     def write(self, text):
         for stream in self.streams:
             stream.write(text)
+            stream.flush()
         return len(text)
 
     def flush(self):
@@ -33,13 +34,14 @@ def _commit():
 @contextlib.contextmanager
 def write_results(path, command, mode):
     """Print to stdout and to ``path``; a footer records the command, mode, commit and time."""
-    buffer = io.StringIO()
     start = time.perf_counter()
-    with contextlib.redirect_stdout(_Tee(sys.stdout, buffer)):
-        yield
-    elapsed = time.perf_counter() - start
-    footer = (f"\n---\nWritten by `{command}` ({mode} mode) on commit {_commit()}, "
-              f"{elapsed / 60:.1f} min on 2 shared cores (nice 5, OMP_NUM_THREADS=1).\n")
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(buffer.getvalue() + footer)
-    print(footer)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    commit = _commit()
+    # written as the run goes: an interrupted run leaves its finished tables, and no footer
+    with path.open("w") as out:
+        with contextlib.redirect_stdout(_Tee(sys.stdout, out)):
+            yield
+            elapsed = time.perf_counter() - start
+            print(f"\n---\nWritten by `{command}` ({mode} mode) on commit {commit}, "
+                  f"{elapsed / 60:.1f} min on 2 shared cores (nice 5, OMP_NUM_THREADS=1).")
