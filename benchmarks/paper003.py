@@ -1,6 +1,6 @@
 """Paper 003 at its own scale: DP-DDA on 20 nodes of >= 10,000 records, node subsampling vs all active.
 
-    python benchmarks/paper003.py [--quick] [--seeds 2] [--out benchmarks/results/paper003.md]
+    python benchmarks/paper003.py [--quick] [--seeds N] [--out FILE]
 
 The paper's data sets (LIBSVM ``epsilon``: 400,000 x 2,000, and ``rcv1``:
 677,399 x 47,236) are held by no public repository we can fetch (searched
@@ -109,7 +109,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--seeds", type=int, default=None)
-    parser.add_argument("--out", default="benchmarks/results/paper003.md")
+    parser.add_argument("--out", default=None,
+                        help="default: benchmarks/results/paper003.md (full) or "
+                        "paper003_quick.md (quick)")
     args = parser.parse_args(argv)
     quick = args.quick
     seeds = args.seeds or 1
@@ -117,7 +119,8 @@ def main(argv=None):
     fractions = (0.25, 0.5, 1.0)
     extra_eps = () if quick else (0.2, 0.4, 0.8)
     mode = "quick" if quick else "full"
-    out = Path(args.out)
+    out = Path(args.out or ("benchmarks/results/paper003_quick.md" if quick
+                            else "benchmarks/results/paper003.md"))
     X, y, Xt, yt = synthetic(per_node, d)
     command = f"python benchmarks/paper003.py{' --quick' if quick else ''}"
     finals = {}
@@ -205,28 +208,34 @@ def side_by_side(finals):
     print("## Side by side with the paper (plots only, no numbers in the paper)\n")
     print("| paper reports | we measure | what differs and why |")
     print("|---|---|---|")
-    rows = []
+    beats_all, smaller_better = [], []
     for penalty, fig in (("l2", "1"), ("l1", "3")):
         eps = CURVE_EPSILON[penalty]
         g = {label: np.mean(finals[(penalty, label, eps)][0]) for label in ACTIVATIONS}
         order = sorted(g, key=g.get)
-        holds = g["iota=0.1"] <= g["iota=0.2"] <= g["all"]
-        rows.append(holds)
+        beats = max(g["iota=0.1"], g["iota=0.2"]) < g["all"]
+        smaller = g["iota=0.1"] <= g["iota=0.2"]
+        beats_all.append(beats)
+        smaller_better.append(smaller)
         gd_gap = np.mean(finals[(penalty, "gd", eps)][0])
-        print(f"| Fig. {fig} ({penalty}, eps {eps:g}): iota 0.1 below iota 0.2 below the "
-              f"all-active baseline | F - F* after 3 epochs: "
+        print(f"| Fig. {fig} ({penalty}, eps {eps:g}): iota 0.1 and 0.2 below the all-active "
+              f"baseline, smaller iota lower | F - F* after 3 epochs: "
               + ", ".join(f"{label} {g[label]:.4f}" for label in order)
-              + f" (central gd: {gd_gap:.4f})"
-              + f" | {'same order' if holds else 'order differs'}; synthetic data of the "
-              "paper's shape, noise from skdp's accountant (the paper's Theorem 1 needs "
-              "T >= 3.2e10 rounds, notes_003), local batches of 30 records per active node "
-              "(the paper: 1) |")
-    status = ("reproduced" if all(rows) else "partly reproduced" if any(rows)
+              + f" (central gd: {gd_gap:.4f}) | subsampling "
+              f"{'beats' if beats else 'does not beat'} all-active; smaller iota "
+              f"{'lower' if smaller else 'not lower'}. Synthetic data of the paper's shape; "
+              "noise from skdp's accountant (the paper's Theorem 1 needs T >= 3.2e10 rounds, "
+              "notes_003); local batches of 30 records per active node (the paper: 1); "
+              "w* from SGDClassifier, which a private run can beat (negative F - F*) |")
+    checks = beats_all + smaller_better
+    status = ("reproduced" if all(checks) else "partly reproduced" if any(checks)
               else "not reproduced")
-    print(f"\n**Verdict**: the claim that fewer active nodes per round gives a lower loss "
-          f"than all nodes active at equal privacy is **{status}** at this scale "
-          f"(l2: {'holds' if rows[0] else 'does not hold'}, "
-          f"l1: {'holds' if rows[1] else 'does not hold'}).\n")
+    print(f"\n**Verdict**: the paper's claims (node subsampling beats all nodes active at equal "
+          f"privacy; fewer active nodes is better) are **{status}** at this scale: "
+          f"subsampling beats all-active for l2: {beats_all[0]}, l1: {beats_all[1]}; "
+          f"iota 0.1 at or below iota 0.2 for l2: {smaller_better[0]}, "
+          f"l1: {smaller_better[1]}. Central gd at the same epsilon (one curator, no "
+          "distribution) is given for reference.\n")
 
 
 if __name__ == "__main__":
