@@ -124,7 +124,8 @@ def main(argv=None):
     methods = ("2OPT-LS",) if args.quick else ("2OPT", "2OPT-LS", "2OPT-B")
     mode = "quick" if args.quick else "full"
     command = ("python benchmarks/paper004.py" + (" --quick" if args.quick else "")
-               + (" --synthetic" if args.synthetic else ""))
+               + (" --synthetic" if args.synthetic else "")
+               + ("" if args.seeds is None else f" --seeds {args.seeds}"))
     measured = {}
     with write_results(args.out, command, mode):
         print(f"# Paper 004: {source} (skdp {skdp.__version__}, {mode} mode)\n")
