@@ -29,8 +29,9 @@ Part 4 (full mode only), the trend: ||grad Phi|| and the relative recovery
 error against epsilon in {0.25, 1, 4, 16}, on the paper's instance and on
 20000 rows, estimator defaults otherwise, in the y-free and the minimax form.
 
-``--quick`` (2 seeds, parts 1-3, no minimax rows): about 2 minutes on 2
-cores; the full mode (5 seeds, all parts): about 10 minutes.
+``--quick`` (2 seeds, parts 1-3, no minimax rows): 33 s of CPU (3.6 minutes
+wall on the shared machine); the full mode (5 seeds, all parts): 41.8 minutes
+wall on the shared machine (load 12-19), a few minutes of CPU.
 """
 
 import argparse

@@ -26,8 +26,8 @@ path); w* from scikit-learn's SGDClassifier, as in the paper. Figure 2 / 4
 (test accuracy after 3 epochs against epsilon): the final models.
 
 Modes: ``--quick``: 20 nodes of 2,000 records, d = 200, 1 seed, epsilon
-0.8 (l2) and 0.4 (l1) only, curves of 3 points (about 2 minutes on 2
-cores); full: 20 nodes of 10,000 records (N = 200,000; the paper's 20,000
+0.8 (l2) and 0.4 (l1) only, curves of 3 points (36-42 s of CPU, 6-7 minutes
+wall on the shared machine); full: 20 nodes of 10,000 records (N = 200,000; the paper's 20,000
 per node would double the run time past the hour), d = 2,000, 1 seed (the
 machine is shared; ``--seeds`` for more), epsilon in {0.2, 0.4, 0.8} (the
 paper's 0.6 and 1.0 dropped for time), curves of 3 points (about 15 minutes
