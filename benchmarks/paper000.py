@@ -30,8 +30,8 @@ error against epsilon in {0.25, 1, 4, 16}, on the paper's instance and on
 20000 rows, estimator defaults otherwise, in the y-free and the minimax form.
 
 ``--quick`` (2 seeds, parts 1-3, no minimax rows): 33 s of CPU (3.6 minutes
-wall on the shared machine); the full mode (5 seeds, all parts): 41.8 minutes
-wall on the shared machine (load 12-19), a few minutes of CPU.
+wall on the shared machine); the full mode (5 seeds, all parts): 10.8 minutes
+wall on the shared machine at load 8-10 (41.8 at load 12-19).
 """
 
 import argparse
