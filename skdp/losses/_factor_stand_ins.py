@@ -51,8 +51,6 @@ def factor_stand_ins(cls, row_bound, n_outputs=None, *, data_norm=None, fit_inte
 
     Parameters
     ----------
-    cls : type
-        The loss class (this is bound as its classmethod).
     row_bound : float or None
         Unused: a bound on the measurement rows bounds neither the gradient
         nor the curvature of the factored loss.

@@ -270,7 +270,7 @@ class Solver:
     options = {}
     option_constraints = {}
     renamed_options = {}
-    #: rank among the solvers ``solver='auto'`` may pick (highest wins); None never
+    # rank among the solvers ``solver='auto'`` may pick (highest wins); None never
     auto_priority = None
 
     def auto_accepts(self, facts):
@@ -284,6 +284,7 @@ class Solver:
         Returns
         -------
         bool
+            True when the facts allow this solver (the base class accepts every fit).
         """
         return True
 
@@ -357,12 +358,14 @@ class Solver:
         Parameters
         ----------
         spec : ProblemSpec
+            The public problem, with the options as the user gave them.
         derived : dict
             Option name -> value derived from public constants.
 
         Returns
         -------
         ProblemSpec
+            ``spec`` with every ``'auto'`` option named in ``derived`` replaced.
         """
         resolved = {k: v for k, v in derived.items() if spec.options.get(k) == "auto"}
         if not resolved:
