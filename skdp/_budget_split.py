@@ -11,7 +11,7 @@ epsilon of 1 get 0.415 and 0.885, where basic composition splits 0.2 / 0.8).
 import math
 import numbers
 
-from .accounting._composition import gdp_epsilon, gdp_mu_budget
+from .accounting.gdp import gdp_epsilon, gdp_mu_budget
 
 __all__ = ["split_budget"]
 

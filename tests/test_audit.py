@@ -636,7 +636,7 @@ def _replay_distance(search):
     return float(np.max(np.abs(model.coef_ - again.coef_)))
 
 
-def _covered_fit_releasing_its_seed(estimator, rng, X, y):
+def _covered_fit_releasing_its_seed(estimator, rng, X, y, secure=False):
     """The old ``_covered_fit``: the model keeps the seed the search drew for it."""
     return sklearn.base.clone(estimator).set_params(
         accountant=skdp.BudgetAccountant(), random_state=int(rng.integers(2**63 - 1))

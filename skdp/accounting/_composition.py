@@ -20,7 +20,8 @@ from scipy import special
 
 from ..validation import check_delta, check_epsilon
 from .mechanisms import Composed, Gaussian, Laplace, Mechanism, PureDP, Repeated
-from .epsilon_delta import analytic_gaussian_epsilon, get_epsilon
+from .epsilon_delta import get_epsilon
+from .gdp import gdp_epsilon, gdp_mu_budget
 from .rdp import DEFAULT_ORDERS_KEY, mechanism_cost
 
 __all__ = ["BudgetError", "Spend", "Tally", "make_spend", "fmt_budget", "mu_of_pure",
@@ -133,37 +134,6 @@ def mechanism_mu2(mechanism: Mechanism) -> Optional[float]:
     if cost.pure > 0:
         mu2 += mu_of_pure(cost.pure) ** 2
     return mu2
-
-
-def gdp_epsilon(mu2: float, delta: float) -> float:
-    """Exact epsilon of a mu-GDP release at ``delta`` (analytic Gaussian)."""
-    mu = math.sqrt(mu2)
-    if not math.isfinite(mu):
-        return math.inf
-    return analytic_gaussian_epsilon(mu, delta)
-
-
-def gdp_mu_budget(epsilon: float, delta: float) -> float:
-    """Largest mu whose Gaussian is (epsilon, delta)-DP (bisection on log mu)."""
-    if not math.isfinite(epsilon):
-        return math.inf
-
-    def fits(mu):
-        return analytic_gaussian_epsilon(mu, delta) <= epsilon
-
-    lo = hi = 1.0
-    while fits(hi):
-        lo, hi = hi, hi * 2
-    while not fits(lo):
-        lo, hi = lo / 2, lo
-        if lo < 1e-300:
-            return 0.0
-    for _ in range(200):
-        mid = math.sqrt(lo * hi)
-        if not lo < mid < hi:
-            break
-        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
-    return lo
 
 
 class Tally:
