@@ -247,14 +247,8 @@ def bound_curve(schedule, L, mu, *, n_params, n_samples, clip_norm, epsilon, del
 
 
 #: Full-batch steps per record per unit of sqrt(rho) of ``max_iter_rule='budget'``,
-#: and its smallest T. Chosen on validation splits (a quarter of the training
-#: parts of Adult and Reuters, stratified, seeds 0-2, both classifiers, nesterov and
-#: heavy_ball, eps 0.1 / 0.3 / 1 / 3, seeds 0-2): mean validation accuracy over
-#: the 16 cells of Adult / Reuters 0.8266 / 0.9305 with the bound's T, 0.8283 /
-#: 0.9467, 0.8340 / 0.9490, 0.8354 / 0.9444 and 0.8279 / 0.9413 with 0.06, 0.1,
-#: 0.12 and 0.24; on Reuters the bound picks T = 1-5 (the majority class, 0.9305)
-#: where 0.1 reaches 0.962-0.965 at eps 1 (benchmarks/accelerated_rule.py,
-#: benchmarks/results/accelerated_rule.md).
+#: and its smallest T. Chosen on validation splits of training files only; the
+#: measurements are in ``docs/solvers/accelerated.md`` ("The default T: the budget").
 BUDGET_STEPS_PER_RECORD = 0.1
 MIN_BUDGET_STEPS = 10
 
@@ -303,31 +297,24 @@ class _Accelerated(Solver):
         'budget': ``0.1 n sqrt(rho)`` steps in ``[10, max_iter_cap]``, with
         rho the zCDP budget of (epsilon, delta) (as ``gd``'s rule, at a
         third of its steps). The bound grows with the dimension through
-        the noise's norm and picks T = 1-5 on Reuters (8315 features: the
-        majority class), where the budget rule reaches 0.96 at epsilon 1.
-        The budget rule's T is also capped by the default work cap
+        the noise's norm, so in high dimension it stops after a step or two
+        (``docs/solvers/accelerated.md``). The budget rule's T
+        is also capped by the default work cap
         (:func:`skdp.solvers.gd.work_capped_steps`: 50 steps on 1,000,000
-        rows, where 25 to 200 steps reach the same validation accuracy).
+        rows).
         'auto': 'budget' on full batches with delta > 0, else 'bound'.
     average : float in [0, 1), default=0.0 (0.5 for ``heavy_ball``)
         Release the mean of the last ``average`` fraction of the iterates
         (post-processing, free); 0 releases the last iterate (the paper).
-        Validation splits of Adult's and Reuters' training files (``python
-        benchmarks/accelerated_rule.py --average``: both classifiers, the
-        three solvers, epsilon 0.1 / 0.3 / 1 / 3, seeds 0-2): mean accuracy
-        0.8922 / 0.8934 / 0.8929 / 0.8931 and worst cell 0.8006 / 0.8271 /
-        0.8246 / 0.8242 for 0 / 0.25 / 0.5 / 0.75 (the worst: heavy ball on
-        Adult at epsilon 0.1, whose last iterate oscillates). The default
-        stays the paper's last iterate: 0.25 gains 0.001 of accuracy on
-        average but doubles nesterov's excess risk on Adult at epsilon 1
-        (0.0010 -> 0.0024, the objective the paper's bounds are about).
+        The default stays the paper's last iterate, whose objective the
+        paper's bounds are about; on validation splits of training files
+        averaging gained no accuracy beyond the spread over seeds
+        (``docs/solvers/accelerated.md``, options table).
         ``heavy_ball`` releases the mean of the last half: its last iterate
         oscillates (the stationary noise of heavy ball grows like
         :math:`(1 + \beta) / (1 - \beta)`, paper 001's Thm 3.5, and
-        :math:`\beta` is near 1 when ``alpha`` is small), and over its 16
-        validation cells of the same runs the mean accuracy is 0.8896 /
-        0.8924 / 0.8929 / 0.8924 and the worst 0.8006 / 0.8271 / 0.8246 /
-        0.8242 for 0 / 0.25 / 0.5 / 0.75 (0.5 also gd's default).
+        :math:`\beta` is near 1 when ``alpha`` is small); 0.5 is also gd's
+        default.
     """
 
     requires = frozenset({"gradient", "smooth", "convex", "penalty:smooth",
