@@ -58,20 +58,13 @@ __all__ = ["PreconditionedGD"]
 
 #: steps when ``max_iter`` is None, the ridge's damping, the second moment's
 #: noise multiplier relative to a gradient's and the averaged tail of the
-#: iterates. Chosen on validation splits, never on a test set (``python
-#: benchmarks/defaults.py --tune``): a quarter of Adult's training part (both
-#: classifiers, eps 0.1 / 0.5 / 1) and rows 40,000-50,000 of the ill-conditioned
-#: imbalanced set's training part (logistic, eps 0.1 / 1), seeds 0-2, damping 0.5
-#: (against 1: a higher mean of the two scores at 8 of 9 (T, share) pairs of a
-#: first grid without averaging). The largest mean of Adult's validation
-#: accuracy and the synthetic set's ROC AUC over T in {20, 30, 50}, share in
-#: {0.5, 1} and average in {0, 0.5}: T = 30, share 0.5, average 0.5 (0.8385 and
-#: 0.9482); the last iterate at T = 30, share 1: 0.8389 and 0.9411; T = 20,
-#: share 0.5: 0.8364 and 0.9493.
+#: iterates. Chosen on validation splits of training data, never on a test set
+#: (``python benchmarks/defaults.py --tune``); the grid and the measurements are
+#: in ``docs/solvers/preconditioned.md`` ("Options").
 DEFAULT_STEPS = 30
 #: largest number of parameters per output: the second moment is a dense p x p
-#: matrix (p**2 floats) eigendecomposed once (p**3 operations); Reuters' 8316
-#: took 100 s per fit (and released the majority class)
+#: matrix (p**2 floats) eigendecomposed once (p**3 operations); above it the
+#: diagonal preconditioner (``docs/solvers/preconditioned.md``, "When to use it")
 MAX_PARAMS = 2000
 #: ``solver='auto'`` takes this solver from this many rows (below, on
 #: scikit-learn's small sets, gd's budget rule did better; see
@@ -83,12 +76,10 @@ DEFAULT_DAMPING = 0.5
 DEFAULT_GRAM_SHARE = 0.5
 DEFAULT_AVERAGE = 0.5
 #: the diagonal preconditioner (above ``MAX_PARAMS``): steps and damping chosen
-#: on a validation split of Reuters' training file (a quarter of its 7,770 rows,
-#: 8,316 parameters, both classifiers, eps 1, seeds 0-2; ``python
-#: benchmarks/defaults.py --tune-diagonal``): the largest mean validation
-#: accuracy over T in {30, 60, 100} x damping in {2, 4, 8, 16, 32} is T = 60,
-#: damping 16 (0.9648 / 0.9657; majority class 0.9305; damping 2: 0.9374). Most
-#: of the noisy diagonal is noise there, so the damping sets the step length.
+#: on a validation split of Reuters' training file (``python
+#: benchmarks/defaults.py --tune-diagonal``; ``docs/solvers/preconditioned.md``,
+#: "High dimension"). Most of the noisy diagonal is noise there, so the damping
+#: sets the step length.
 DIAGONAL_STEPS = 60
 DIAGONAL_DAMPING = 16.0
 
@@ -153,14 +144,10 @@ class PreconditionedGD(Solver):
         ``AUTO_MAX_PARAMS`` parameters per output (the second moment is
         dense: p**2 memory, one n p**2 pass, a p**3 eigensolve); the
         registry checks the loss and penalty (a curvature bound, a smooth
-        penalty). Measured on validation splits of training data (``python
-        benchmarks/defaults.py``, seeds 0-2): a quarter of Adult's training
-        part, both classifiers at eps 0.1 / 0.5 / 1, accuracy 0.8385 against
-        gd's 0.8376; rows 40,000-50,000 of the ill-conditioned imbalanced set
-        (:func:`skdp.datasets.make_ill_conditioned_classification`), ROC AUC
-        0.9482 against 0.9203 at eps 0.1 / 1; scikit-learn's small sets (73 to
-        1,258 inner training rows) 0.8551 against gd's 0.8730, hence the row
-        threshold.
+        penalty). Chosen on validation splits of training data (``python
+        benchmarks/defaults.py``): below the row threshold gd's budget rule
+        did better on scikit-learn's small sets; the measurements are in
+        ``docs/solvers/preconditioned.md`` ("When to use it").
 
         Parameters
         ----------
