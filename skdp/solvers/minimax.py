@@ -73,11 +73,9 @@ from ._registry import register_solver
 
 __all__ = ["RecursiveGradientDescentAscent", "calibrated_noise_multiplier"]
 
-#: the threshold alpha is this multiple of the estimate's noise floor. A
-#: multiple of 1.5 ends the descent while the gradient is
-#: still as large as the noise, which on Adult at epsilon 0.1 released the
-#: majority-class start (0.764; 1.0 gives 0.83) and on matrix sensing at
-#: epsilon 0.25 the random start (relative error 1.0; 1.0 gives 0.78)
+#: the threshold alpha is this multiple of the estimate's noise floor. A larger
+#: multiple ends the descent while the gradient is still as large as the noise,
+#: and at small epsilon releases the start (``docs/solvers/rgda.md``, "threshold")
 NOISE_FLOOR_MULTIPLE = 1.0
 
 #: refresh_every='auto' chooses between this period and 1 (no increments)
@@ -153,14 +151,10 @@ class RecursiveGradientDescentAscent(Solver):
         :math:`v / \hat L` on an estimate at its noise floor, per unit of that
         floor (public). In high dimension :math:`\gamma \gg 1`: each
         increment multiplies the noise, and every step refreshes (plain noisy
-        gradients, the SPIDER estimate with ``q = 1``). Reuters (n = 5827
-        training rows of the validation split, d = 8316, epsilon 1):
-        :math:`\gamma = 1.8` at q = 10, so q = 1; Adult (d = 124,
-        :math:`\gamma = 0.05`) and matrix sensing keep q = 10 and their
-        previous fits. Validation (``python benchmarks/rgda_rule.py``: a
-        quarter of each training file held out, seeds 0-2, epsilon 1):
-        Reuters 0.9580 (``DPLogisticRegression``) and 0.9628
-        (``DPLinearSVC``) against 0.9305, the majority class, with q = 10.
+        gradients, the SPIDER estimate with ``q = 1``): Reuters' thousands
+        of parameters get q = 1, Adult and matrix sensing keep q = 10
+        (validated with ``python benchmarks/rgda_rule.py`` on held-out parts
+        of the training files; ``docs/solvers/rgda.md``).
     refresh_batch_size : 'full' or int, default='full'
         ``S_1``: the refresh's batch (the paper's ERM setting is the whole
         data); an int is the expected size of a Poisson sample.
@@ -180,9 +174,8 @@ class RecursiveGradientDescentAscent(Solver):
         sensing), and clipping differences at the mean's bound then biases
         the increments; the clip is public whatever its value. Where the
         loss has no smoothness bound and reports a per-example stand-in
-        (``'example_smoothness'``: 6 / step for matrix sensing; relative
-        error on the benchmark instance, eps 1, seeds 0-1: 0.05-0.06 at
-        6 / step, 0.24-0.49 at 1 / step), 'auto' is that.
+        (``'example_smoothness'``: 6 / step for matrix sensing), 'auto' is
+        that (``docs/solvers/rgda.md``).
     increment_noise_ratio : 'auto' or float, default='auto'
         ``kappa``: increments get noise multiplier ``kappa z``; 'auto' is
         ``min(1, 2 (S_2 / n) sqrt(I / R))`` for ``R`` refreshes and ``I``
@@ -195,9 +188,8 @@ class RecursiveGradientDescentAscent(Solver):
         standard deviations of a Gaussian noise vector's norm, a fraction
         :math:`3 / \sqrt{2d}` of it (so an estimate that is noise alone
         does not end the descent: in high dimension the noise norm
-        concentrates and, at exactly the floor, the test is a coin toss that
-        ended the Reuters descent after the intercept, 0.9344 on the
-        validation split, vs 0.9575, seeds 0-1), and at least
+        concentrates and, at exactly the floor, the test is a coin toss
+        that can end the descent after a step or two), and at least
         ``alpha_0 = max(C_1 eps_bar^(2/3),`` the floor of a refreshed
         estimate), with ``eps_bar =
         sqrt(d log(1/delta)) / (n epsilon)`` (Theorem 1's rate).
@@ -212,10 +204,10 @@ class RecursiveGradientDescentAscent(Solver):
         The descent's gradient step. 'auto' is :math:`1 / \hat L` with
         increments (``q > 1``), and with ``q = 1`` and ``smoothness='auto'``
         gd's step from the same public worst-case bound,
-        ``1 / (L_loss / 4 + alpha)`` (:func:`skdp.solvers.gd.default_learning_rate`).
-        Reuters validation split, epsilon 1 (``python
-        benchmarks/rgda_rule.py``): 0.9580 / 0.9628 (logistic / SVC) at
-        gd's step, 0.9307 / 0.9322 at 1 / L (majority class 0.9305).
+        ``1 / (L_loss / 4 + alpha)`` (:func:`skdp.solvers.gd.default_learning_rate`),
+        more accurate than :math:`1 / \hat L` on a validation split of
+        Reuters' training file (``python benchmarks/rgda_rule.py``;
+        ``docs/solvers/rgda.md``).
     step_scale : float, default=1.0
         Multiple of the normalised step ``alpha / L`` used by
         ``max_step='auto'``.
@@ -304,9 +296,9 @@ class RecursiveGradientDescentAscent(Solver):
     def poor_on_few_rows(self, loss_capabilities):
         """True: on a few hundred rows it stops at its noise floor.
 
-        That floor (its threshold) is then above most clipped gradients:
-        logistic, 3 classes, 300 rows, epsilon 1, seeds 0-5: 0.33-0.92;
-        matrix sensing on 200 rows: every step is noise (R^2 -1.1 to 0.09).
+        That floor (its threshold) is then above most clipped gradients, so
+        the release is close to its start (``docs/solvers/rgda.md``, "When
+        to use it").
 
         Parameters
         ----------
