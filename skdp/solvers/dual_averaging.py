@@ -81,20 +81,15 @@ from ._registry import register_solver
 __all__ = ["DualAveraging", "EdgeGossip", "NodeGossip", "paper_noise_multiplier"]
 
 #: gamma per unit of clip_norm: the paper's 20 (constant) for L2; 0.003 sqrt(t)
-#: otherwise (the paper's 0.01 gave 0.832 against 0.840 on Adult, L1, eps 1,
-#: local_batch_size 30, 3 seeds; 0.001: 0.839, 0.03: 0.80)
+#: otherwise (the paper's 0.01 was less accurate on Adult: docs/solvers/dual_averaging.md)
 DEFAULT_GAMMA = {"strongly_convex": 20.0, "convex": 0.003}
-#: expected records per active node and round (the paper's is 1: on Adult at
-#: eps 1, L1, 3 epochs, 0.820 with 1, 0.832 with 10, 0.840 with 30; more
-#: records per round means fewer rounds for the same epochs, and per-record
-#: noise that is smaller against the signal)
+#: expected records per active node and round (the paper's is 1): more records
+#: per round means fewer rounds for the same epochs, and per-record noise that is
+#: smaller against the signal (docs/solvers/dual_averaging.md, "Sampling")
 DEFAULT_LOCAL_BATCH = 30.0
 #: gamma_c of the unpenalised coordinates (the intercept) under the strongly
-#: convex schedule, per unit of clip_norm. Measured (mean of 3 seeds, eps 1):
-#: Adult logistic / hinge 0.8387 / 0.8386 with 0.003, 0.8404 / 0.8405 with 0.01,
-#: 0.8407 / 0.8412 with 0.03, 0.8408 / 0.8415 with 0.1; 3000 synthetic rows at
-#: eps 0.3 / 2: 0.58 / 0.52 with 0.003, 0.74 / 0.92 with 0.1 (a small gamma_c
-#: lets the intercept take the noise of huge steps)
+#: convex schedule, per unit of clip_norm: a small gamma_c lets the intercept take
+#: the noise of huge steps (docs/solvers/dual_averaging.md, "Schedules")
 INTERCEPT_GAMMA = 0.1
 
 
@@ -312,8 +307,8 @@ class DualAveraging(Solver):
         graph (restricted to the round's links, the rest on the diagonal).
     local_batch_size : float, default=30.0
         Expected records an active node samples per round (Poisson); 1 is
-        the paper's one record. Measured on Adult (eps 1, L1, 3 epochs):
-        0.820 with 1, 0.840 with 30.
+        the paper's one record. More records per round means fewer, less
+        noisy rounds for the same epochs (``docs/solvers/dual_averaging.md``).
     n_epochs : float, default=3.0
         Rounds when ``max_iter`` is None: enough for every record to be
         sampled ``n_epochs`` times in expectation (the paper's 3 epochs).
@@ -324,7 +319,8 @@ class DualAveraging(Solver):
         (the steps scale as :math:`1 / \\gamma`). 'auto' is
         :math:`\\gamma` = 20 (strongly convex, the paper's) or 0.003
         (convex, times :math:`\\sqrt t`; the paper's 0.01 was worse on
-        Adult), times ``clip_norm``. Formerly ``gamma``.
+        Adult: ``docs/solvers/dual_averaging.md``), times ``clip_norm``.
+        Formerly ``gamma``.
     calibration : {'accountant', 'paper'}, default='accountant'
         Noise from skdp's accountant for the target (epsilon, delta), or
         from the paper's Theorem 1 (reproduction only: warns; refused when
@@ -383,9 +379,8 @@ class DualAveraging(Solver):
     def poor_on_few_rows(self, loss_capabilities):
         """True: the rows are split over nodes that each add their own noise.
 
-        On 300 rows (15 per node of 20) it is the majority class or little
-        more (logistic, 3 classes, epsilon 1, seeds 0-5: 0.33-0.86); Adult:
-        0.84.
+        On a few hundred rows (15 per node of 20) it is the majority class
+        or little more (``docs/solvers/dual_averaging.md``, "When to use it").
 
         Parameters
         ----------
