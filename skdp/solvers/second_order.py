@@ -241,26 +241,26 @@ class SecondOrder(Solver):
         ``phase1_iter`` iterations, then, if it did not certify, the rest on
         a run of ``T`` from where it stopped. Off by default: when nothing
         certifies, the second phase's quarter of the budget leaves a noisy
-        last iterate (non-convex logistic regression on Adult, epsilon 0.2,
-        seeds 0-4: phases of 100 and 100, ``max_iter_cap=200``, 0.396
-        against 0.373 for one phase of 100). With the default
-        ``max_iter_cap`` the first phase takes all 100 iterations.
+        last iterate (``docs/solvers/second_order.md``, "Departures from the
+        paper"). With the default ``max_iter_cap`` the first phase takes all
+        100 iterations.
     phase1_share : float in (0, 1), default=0.75
     phase1_iter : int or 'auto', default=100
         Iterations of the first phase; 'auto' is the notes' ``ceil(T / 10)``
         (the paper leaves it open). 100 is gd's count on the same data.
     tol_gradient : 'auto' or float, default='auto'
         :math:`\\epsilon_g`: the gradient test's threshold; 'auto' is 0.005
-        times the loss's ``'loss_scale'`` stand-in (5e-4 for matrix sensing,
-        whose gradients at the random start are about 0.008). The paper's
-        0.04-0.06 stop on Adult at the majority-class model, whose gradient
-        norm is below 0.05; 0.005 lets the run learn.
+        times the loss's ``'loss_scale'`` stand-in (5e-4 for matrix sensing).
+        The paper's looser tolerances certify the majority-class model of an
+        imbalanced data set, whose gradient is already small; the default
+        lets the run learn (``docs/solvers/second_order.md``).
     max_iter_cap : 'auto', int or None, default='auto'
         Used when ``max_iter`` is None: the run never exceeds this many
         iterations. 'auto' is the run length the loss reports
         (``ProblemSpec.stand_ins['iterations']``: 300 for ``DPLinearSVC``'s
-        losses with ``data_norm``, 100 for matrix sensing) or 100. Eq. 6's ``T`` for ``tol_gradient=0.005`` is about 10**5
-        on Adult, which the budget cannot pay for; capping calibrates the
+        losses with ``data_norm``, 100 for matrix sensing) or 100. Eq. 6's
+        ``T`` for a tight ``tol_gradient`` is far more than a budget can pay
+        for (``docs/solvers/second_order.md``); capping calibrates the
         noise for the cap (still exactly private; only the paper's
         convergence guarantee is lost, as the notes say). On large data
         the cap is lowered to the default work cap
@@ -271,14 +271,14 @@ class SecondOrder(Solver):
     max_step : float > 1, default=2.0
         ``b_g = b_H``: the search's first candidate in units of the safe
         step (candidates ``b, b/2, ..., >= 1`` times it; the paper's 4 with
-        gd's safe step overshoots on Adult).
+        gd's safe step overshoots: ``docs/solvers/second_order.md``).
     smoothness : 'auto' or float, default='auto'
         ``G`` of the safe step ``1/G`` and of MIN_DEC. 'auto' is gd's
         stand-in ``L / 4 + alpha`` (``L`` the loss's worst-case public
-        smoothness, which real data are far from: on Adult ``L`` itself gave
-        0.8435 with the non-convex penalty, ``L / 4`` 0.8461, and the
-        sigmoid loss collapses to the majority class with steps below
-        ``4 / L``); where the loss has none, ``1 / step`` for the loss's
+        smoothness, which real data are far from; the sigmoid loss collapses
+        to the majority class with steps below ``4 / L``:
+        ``docs/solvers/second_order.md``); where the loss has none,
+        ``1 / step`` for the loss's
         stand-in step (``ProblemSpec.stand_ins['step']``).
     hessian_lipschitz : 'auto' or float, default='auto'
         ``M``: the public Lipschitz constant of the objective's Hessian
@@ -304,9 +304,8 @@ class SecondOrder(Solver):
         fraction of the mean-value bound ``gamma_init * clip_norm * ||d||``
         (1 is the paper's): the query's sensitivity and noise shrink with it.
         Real per-example decreases are far below the bound, so the test is
-        rarely biased; on Adult (non-convex logistic, 2 seeds) the objective
-        at epsilon 0.2 fell from 0.377 to 0.373 and accuracy at epsilon 0.1
-        rose from 0.8361 to 0.8375 (3 seeds), unchanged at epsilon >= 0.6.
+        rarely biased, and at small epsilon the smaller noise helps
+        (``docs/solvers/second_order.md``, "Departures from the paper").
     max_hessians : int or None, default=5
         Noisy Hessians each phase reserves (None: one per iteration, the
         paper's). A run draws one per second-order test (each ends in a
@@ -330,15 +329,12 @@ class SecondOrder(Solver):
     def poor_on_few_rows(self, loss_capabilities):
         """True: on a few hundred rows the searches, Hessians and phases leave noise.
 
-        Measured on scikit-learn's check data (200 / 300 rows) at epsilon=1,
-        seeds 0-5: part of every iteration goes to searches (and Hessians),
-        and a second phase runs at a quarter of the budget, so the last
-        iterate is noisy (logistic, 3 classes: 0.56-0.81; gd 0.91-0.94); it
-        needs thousands of rows (Adult: 0.846). The noisy Hessian of matrix
-        sensing on 200 rows has curvature of order -||E|| / n, so its
-        curvature steps are noise (R^2 < 0 by seed; the paper's analysis
-        needs n above its n_min, Thm 4); on 20000 rows the relative error is
-        0.018 at epsilon 8.
+        Part of every iteration goes to searches (and Hessians), so on a
+        few hundred rows the last iterate is noisy; it needs thousands of
+        rows. The noisy Hessian of matrix sensing on a few hundred rows has
+        curvature of order -||E|| / n, so its curvature steps are noise (the
+        paper's analysis needs n above its n_min, Thm 4).
+        See ``docs/solvers/second_order.md`` ("Departures from the paper").
 
         Parameters
         ----------
@@ -376,9 +372,7 @@ class SecondOrder(Solver):
         stand_ins = spec.stand_ins
         derived = {
             # a non-convex loss has flat basins that noisy searched steps fall
-            # into (the sigmoid loss on Adult, epsilon 1, 3 seeds: 0.834 with
-            # short steps, 0.78 searched; matrix sensing: relative error 0.014
-            # against 0.030 at epsilon 8)
+            # into (docs/solvers/second_order.md, "Sigmoid intercept")
             "learning_rate": "line_search" if "convex" in spec.loss_capabilities else "short",
             "max_iter_cap": int(stand_ins.get("iterations", DEFAULT_MAX_ITER_CAP)),
             "tol_gradient": DEFAULT_TOL_GRADIENT * stand_ins.get("loss_scale", 1.0),
