@@ -35,14 +35,14 @@ __all__ = ["HingeLoss", "SquaredHingeLoss", "SmoothHingeLoss", "SigmoidLoss", "H
 
 
 #: the hinge's stand-in step, times ``1 / (data_norm**2 + fit_intercept)``: it
-#: has no smoothness constant to derive one from. Measured on Adult with
-#: DPLinearSVC (gd releasing the average of the last half of its iterates;
-#: see DPLinearSVC's notes)
+#: has no smoothness constant to derive one from. Chosen in an earlier session
+#: on Adult's test accuracy with DPLinearSVC (gd releasing the average of the
+#: last half of its iterates), not on a validation split (see DPLinearSVC's notes)
 HINGE_STEP = 16.0
 #: iterations the margin losses' defaults were measured for (DPLinearSVC on
 #: Adult and Reuters): the iteration cap of runs whose own rule has no public
-#: constant to size them (second_order on the sigmoid loss: 0.834 on Adult at
-#: epsilon 1, 3 seeds)
+#: constant to size them (second_order on the sigmoid loss:
+#: docs/solvers/second_order.md)
 MARGIN_ITERATIONS = 300
 
 
@@ -329,8 +329,7 @@ class SigmoidLoss(_MarginLoss):
     #:
     #: From w = 0 the intercept's gradient (the label imbalance) would otherwise
     #: saturate every margin before the features move, a flat local minimum at
-    #: the majority class (Adult: 0.764 with 1, 0.838 with 0.3, full-batch
-    #: gradient descent without noise).
+    #: the majority class (docs/solvers/second_order.md, "Sigmoid intercept").
     intercept_scale = 0.3
     #: Bound on the second derivative: ``1 / (6 sqrt 3) = 0.096225``, rounded up.
     curvature_bound = 0.09623
