@@ -255,11 +255,11 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateLinearModel):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = True
-        # Measured on scikit-learn's check data (200 / 300 rows) at epsilon=1,
-        # seeds 0-5: the solver says whether it scores poorly there (its
-        # poor_on_few_rows). The bounded sigmoid loss has flat basins where a
-        # noisy walk can end, the inverted one included (0.08-0.95 by seed,
-        # with gd too); it reaches 0.83 on Adult (tests/test_second_order.py).
+        # On scikit-learn's check data (a few hundred rows) the solver says
+        # whether it scores poorly there (its poor_on_few_rows). The bounded
+        # sigmoid loss has flat basins where a noisy walk can end, the
+        # inverted one included, with any solver; it needs thousands of rows
+        # (docs/solvers/second_order.md, tests/test_second_order.py).
         tags.classifier_tags.poor_score = (
             self._solver_poor_score() or getattr(self, "loss", None) == "sigmoid")
         return tags

@@ -15,11 +15,12 @@ the estimator after it. Three replacements:
   feature's range from noisy counts on a public log-scale grid, charged,
   then maps like :class:`BoundedScaler`.
 
-Measured on scikit-learn's small data sets (breast_cancer, wine, digits,
-iris; 70/30 splits, 5 seeds, ``DPLogisticRegression`` defaults): the
-bounded map is within 0-3 points of the non-private scaler in front of the
-estimator, and the noisy standardisation pays off only at large n (at n of
-a few hundred its noise costs more than centring gains).
+On scikit-learn's small data sets the bounded map in front of an estimator
+stays within 3 points of the non-private scaler at epsilon 1
+(``tests/test_private_pipelines.py`` checks it), and the noisy
+standardisation pays off only at large n (at n of a few hundred its noise
+costs more than centring gains). The measurements are in
+``docs/preprocessing.md``.
 """
 
 import numpy as np
@@ -239,12 +240,11 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
     budget is refused before the data is read, and every charged fit draws
     its own noise (see :class:`~skdp.BudgetAccountant`).
 
-    When it pays off: on scikit-learn's small data sets (n of 100-1300) at
-    epsilon 1, spending a fifth of the budget here instead of using
-    :class:`BoundedScaler` lost test accuracy (digits 0.876 -> 0.559, wine
-    0.737 -> 0.530), because the noise on ``S_1 / n`` is of order
-    ``z h / n`` per feature. Use it when n is large (tens of thousands) or
-    the public ranges are much wider than the data.
+    When it pays off: the noise on ``S_1 / n`` is of order ``z h / n`` per
+    feature, so on a few hundred rows spending part of the budget here
+    instead of using :class:`BoundedScaler` costs accuracy
+    (``docs/preprocessing.md``). Use it when n is large (tens of thousands)
+    or the public ranges are much wider than the data.
 
     Parameters
     ----------
