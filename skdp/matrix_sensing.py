@@ -180,8 +180,8 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
     alpha : float, default=1e-5
         Strength of the L2 penalty on the factors. It shrinks each singular
         value of :math:`UV^\top` by about :math:`\alpha\, pq / B^2` (0.004
-        for 20 x 20 measurements of norm 1); 1e-4 already cost 1.4% relative
-        error there.
+        for 20 x 20 measurements of norm 1), a bias that grows with
+        ``alpha``: keep it small.
     fit_intercept : bool, default=False
         Whether to fit an intercept ``c`` (unpenalised; part of the clipped
         gradient). Matrix sensing has none; turn it on for data that is not
@@ -287,18 +287,10 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
 
     *Iterations and clipping.* ``max_iter=None`` (100 gd steps) and
     ``clip_norm=0.05`` were chosen on held-out *training* measurements, never
-    on the ground truth (``python benchmarks/matrix_sensing_defaults.py``:
-    two instances of :func:`make_matrix_sensing`, a quarter of the rows held
-    out, epsilon 1 and 8; mean log10 validation MSE -3.979 against -3.944 for
-    the former 50 steps at 0.1). Checked on instances the grid did not see
-    (``--check``: other seeds and shapes), the mean relative error fell for
-    gd on all six and for line_search and rgda on five of six; second_order
-    rose at epsilon 8 on two (0.020 to 0.024, 0.022 to 0.025). On the
-    instance of Xu et al. scaled to n = 20000 (p = q = 20, rank 3, noise
-    0.01, delta 1e-5, mean relative error :math:`\|UV^\top -
-    X^\star\|_F / \|X^\star\|_F` over 5 seeds): 0.0075 at epsilon 1 and
-    0.0035 at epsilon 8 (0.026, 0.013, 0.0048 and 0.0038 at epsilon 0.25,
-    0.5, 2 and 4).
+    on the ground truth (``python benchmarks/matrix_sensing_defaults.py``),
+    and checked on instances the grid did not see (``--check``: other seeds
+    and shapes); the grid, the check and the measured errors are in
+    ``docs/solvers/gd.md`` and ``benchmarks/results/matrix_sensing_defaults.md``.
 
     References
     ----------
