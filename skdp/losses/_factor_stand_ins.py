@@ -16,26 +16,24 @@ __all__ = ["factor_step", "factor_stand_ins"]
 STEP_SCALE = 3.0
 #: the run length the stand-ins were measured for; with the default
 #: ``clip_norm=0.05`` chosen on held-out training measurements (``python
-#: benchmarks/matrix_sensing_defaults.py``: 20 x 20 rank 3 with 20,000 rows and
-#: 10 x 30 rank 2 with 10,000 rows, a quarter held out, eps 1 and 8, seeds 0-1;
-#: mean log10 validation MSE -3.979 at (100, 0.05), -3.980 at (200, 0.05), the
-#: best, -3.944 at the former (50, 0.1); the smallest T within 0.005 of the best)
+#: benchmarks/matrix_sensing_defaults.py``): the smallest T whose mean log10
+#: validation MSE is within 0.005 of the grid's best (docs/solvers/gd.md,
+#: benchmarks/results/matrix_sensing_defaults.md)
 ITERATIONS = 100
-#: scale of one example's loss change, relative to 1 (the benchmark
-#: instance's losses; gradients at the random start are about 0.008)
+#: scale of one example's loss change, relative to 1 (the scale of
+#: make_matrix_sensing's per-example losses)
 LOSS_SCALE = 0.1
 #: stand-in for the Lipschitz constant of the Hessian, times ``1 / step``: on
 #: make_matrix_sensing's scale the saddle at U = V = 0 has curvature about
 #: -1e-2 (20 x 20, rank 3), so a curvature step 2 |lambda| / M moves the
 #: factors by about 1 and eps_H = sqrt(M eps_g) = 0.002 sees the saddle
 HESSIAN_LIPSCHITZ = 0.6
-#: per-example Hessian clip, times ``B**2`` (the benchmark instance's
-#: per-example Hessians have Frobenius norm 0.4 - 1.5)
+#: per-example Hessian clip, times ``B**2`` (on make_matrix_sensing's scale the
+#: per-example Hessians have Frobenius norm of order ``B**2``)
 HESSIAN_CLIP = 1.0
-#: per-example smoothness stand-in, times ``1 / step`` (a per-example
-#: smoothness exceeds the mean's by far: clipping gradient differences at
-#: 6 / step, relative error on the benchmark instance, eps 1, seeds 0-1:
-#: 0.05-0.06; at 1 / step 0.24-0.49)
+#: per-example smoothness stand-in, times ``1 / step``: a per-example
+#: smoothness exceeds the mean's by far, and clipping rgda's gradient
+#: differences at the mean's bound biases its increments (docs/solvers/rgda.md)
 EXAMPLE_SMOOTHNESS = 6.0
 
 
