@@ -75,7 +75,7 @@ __all__ = ["RecursiveGradientDescentAscent", "calibrated_noise_multiplier"]
 
 #: the threshold alpha is this multiple of the estimate's noise floor. A larger
 #: multiple ends the descent while the gradient is still as large as the noise,
-#: and at small epsilon releases the start (``docs/solvers/rgda.md``, "threshold")
+#: and at small epsilon releases the start (``docs/solvers/rgda.md``, option ``threshold``)
 NOISE_FLOOR_MULTIPLE = 1.0
 
 #: refresh_every='auto' chooses between this period and 1 (no increments)
