@@ -12,19 +12,14 @@ from sklearn.linear_model import Ridge
 
 import skdp.linear_model
 from skdp import BudgetAccountant, DPLinearRegression
+from skdp.datasets import make_bounded_regression
 from skdp.losses import SquaredLoss
 from skdp.solvers import available_solvers
 
 
 def _synthetic(n, d=20, seed=0):
     """Unit-norm rows, responses in [-1, 1] (the acceptance set of issue 40)."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    X /= np.linalg.norm(X, axis=1, keepdims=True)
-    w = rng.normal(size=d)
-    w *= 2.0 / np.linalg.norm(w)
-    y = np.clip(X @ w + 0.1 + 0.1 * rng.normal(size=n), -1.0, 1.0)
-    return X, y
+    return make_bounded_regression(n, d, random_state=seed)
 
 
 def _fit(X, y, **params):
@@ -134,3 +129,20 @@ def test_the_class_is_at_most_80_lines_outside_its_docstring():
     assert len(code_lines) - doc_lines <= 80
     # the estimator module names no loss-level machinery of its own for it
     assert "class SquaredLoss" not in inspect.getsource(skdp.linear_model)
+
+
+def test_make_bounded_regression_is_the_pinned_set():
+    X, y = make_bounded_regression(50, 3, random_state=0)
+    # the arrays of the generator the tests and benchmarks/regression.py used before
+    np.testing.assert_array_equal(X[0], [0.18881711923692265, -0.19839032737660414,
+                                         0.9617636786063786])
+    np.testing.assert_array_equal(y[:4], [-1.0, -1.0, 0.33055481188641955, 0.5676772416763731])
+    assert X.sum() == pytest.approx(5.7251395773007, rel=1e-14)
+    assert y.sum() == pytest.approx(-7.866484333522688, rel=1e-14)
+    np.testing.assert_allclose(np.linalg.norm(X, axis=1), 1.0, rtol=1e-12)
+    X, y = make_bounded_regression(1000, 20, random_state=7)
+    np.testing.assert_array_equal(X[-1, :3], [0.017595359997797412, -0.34027464991759476,
+                                              0.20449923459464378])
+    np.testing.assert_array_equal(y[-3:], [0.11037021664727703, -0.47802279107028917,
+                                           -0.1110458194547145])
+    assert X.shape == (1000, 20) and y.shape == (1000,) and np.abs(y).max() <= 1.0
