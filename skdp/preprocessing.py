@@ -27,23 +27,22 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import AccountedMixin, n_columns, n_rows
-from ._bounded_map import clip_and_map, clip_columns, linear_map
+from ._base import AccountedMixin
+from ._bounded_map import clip_columns, linear_map
 from ._budget_split import split_budget
 from ._private_bounds import DPBoundsScaler
+from ._scaler_base import (
+    PRIVATE_SCALER_CONSTRAINTS,
+    BoundedMapMixin,
+    check_pair,
+    public_shape,
+    unchanged_on_error,
+)
 from ._scaler_charge import charge_scaler_fit
 from .accounting import BudgetAccountant, Repeated, noise_mechanism
 from .accounting.release import release  # the release door
 from .losses import column_totals
-from .validation import (
-    DELTA,
-    Boolean,
-    POSITIVE,
-    RANDOM_STATE,
-    InstanceOf,
-    validate_data,
-    validate_params,
-)
+from .validation import validate_data, validate_params
 
 __all__ = ["BoundedScaler", "DPBoundsScaler", "DPStandardScaler", "pipeline_privacy_spent",
            "split_budget"]
@@ -91,7 +90,7 @@ def _n_features_of_bounds(bounds):
     return sizes.pop() if len(sizes) == 1 else None
 
 
-class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+class BoundedScaler(BoundedMapMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Clip each feature to a public range and map it linearly: no privacy cost.
 
     ``fit`` reads the data's shape only (it validates the input and records
@@ -145,18 +144,6 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.bounds = bounds
         self.feature_range = feature_range
 
-    def _check_range(self):
-        try:
-            a, b = (float(v) for v in self.feature_range)
-        except (TypeError, ValueError):
-            a, b = np.nan, np.nan
-        if not (np.isfinite(a) and np.isfinite(b) and a < b):
-            raise ValueError(
-                f"BoundedScaler: feature_range must be a pair (min, max) of finite numbers "
-                f"with min < max, got {self.feature_range!r}."
-            )
-        return a, b
-
     def fit(self, X, y=None):
         """Check ``X``'s shape against the bounds; read no value.
 
@@ -174,7 +161,7 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             The fitted scaler (``lower_``, ``upper_``, ``scale_``, ``min_``
             set from the bounds alone). Nothing is charged to any accountant.
         """
-        a, b = self._check_range()
+        a, b = check_pair("BoundedScaler", "feature_range", self.feature_range)
         X = validate_data(self, X, accept_sparse=("csr", "csc"),
                           dtype=[np.float64, np.float32], reset=True)
         lower, upper = _public_bounds(self.bounds, X.shape[1], "BoundedScaler")
@@ -187,30 +174,6 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.lower_, self.upper_ = lower, upper
         self.scale_, self.min_ = linear_map(lower, upper, a, b)
         return self
-
-    def transform(self, X):
-        """Clip to the bounds and map to ``feature_range`` (sparse: scale only).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The data to map, with the features the scaler was fitted with.
-
-        Returns
-        -------
-        X_new : {ndarray, sparse matrix} of shape (n_samples, n_features)
-            Of X's float dtype (float32 stays float32).
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=("csr", "csc"),
-                          dtype=[np.float64, np.float32], reset=False, copy=True)
-        return clip_and_map(X, self.lower_, self.upper_, self.scale_, self.min_)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        return tags
 
 
 class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -310,13 +273,7 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
     (1.0, 1e-05)
     """
 
-    _parameter_constraints = {
-        "epsilon": [POSITIVE],
-        "delta": DELTA,
-        "accountant": [None, InstanceOf(BudgetAccountant, name="a skdp.BudgetAccountant")],
-        "random_state": RANDOM_STATE,
-        "secure_mode": [Boolean],
-    }
+    _parameter_constraints = dict(PRIVATE_SCALER_CONSTRAINTS)
 
     def __init__(self, bounds, epsilon=1.0, delta="auto", accountant=None, random_state=None,
                  secure_mode=False):
@@ -348,13 +305,8 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
             delta)`` (recorded in ``privacy_spent_``); a fit that raises
             before the charge costs nothing and leaves the scaler unchanged.
         """
-        saved = dict(self.__dict__)
-        try:
+        with unchanged_on_error(self):
             self._charged_fit(X)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(saved)
-            raise
         return self
 
     def _charged_fit(self, X):
@@ -365,10 +317,7 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
                 "DPStandardScaler does not accept sparse input: centring would densify "
                 "it. Use BoundedScaler (zeros stay zeros) or X.toarray()."
             )
-        n, d = n_rows(X), n_columns(X)
-        if n is None or d is None or n < 1 or d < 1:
-            X = validate_data(self, X, dtype=[np.float64, np.float32])
-            n, d = X.shape
+        X, n, d = public_shape(self, X, dtype=[np.float64, np.float32])
         size = _n_features_of_bounds(self.bounds)
         lower, upper = _public_bounds(self.bounds, d if size is None else size,
                                       "DPStandardScaler")
