@@ -86,3 +86,24 @@ def test_fill_doc_refuses_an_unknown_placeholder():
         """
     with pytest.raises(KeyError):
         fill_doc(f)
+
+
+def _indented(name):
+    return "\n".join("    " + line if line else line for line in PARAMETERS[name].splitlines())
+
+
+@pytest.mark.parametrize("Estimator", ESTIMATORS)
+def test_the_linear_models_share_their_common_entries(Estimator):
+    doc = Estimator.__doc__
+    names = ["epsilon", "solver", "fit_intercept", "clip_norm", "verbose",
+             "feature_names_in_", "fit_record_"]
+    if Estimator is not skdp.DPLinearSVC:  # its own max_iter and solver_params notes
+        names += ["max_iter", "solver_params", "run_controls"]
+    for name in names:
+        assert doc.count(_indented(name)) == 1, name
+
+
+def test_lines_under_a_placeholder_follow_the_shared_entry():
+    doc = skdp.DPLinearRegression.__doc__
+    assert _indented("solver") + "\n        Every solver whose needs a smooth convex loss" in doc
+    assert _indented("run_controls") in doc
