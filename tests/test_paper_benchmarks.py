@@ -103,3 +103,33 @@ def test_preparer_needs_the_extra_folder(monkeypatch, tmp_path):
     monkeypatch.delenv(benchmark_data.EXTRA_ENV, raising=False)
     with pytest.raises(SystemExit, match="set SKDP_EXTRA_DATA"):
         benchmark_data.main(["covtype", str(tmp_path)])
+
+
+def test_results_writer_footer_and_head_formats(tmp_path, capsys):
+    import results_file
+
+    footer = tmp_path / "sub" / "footer.md"
+    with results_file.write_results(footer, "python x.py", "quick"):
+        print("| a |")
+    text = footer.read_text()
+    assert text.startswith("| a |\n\n---\nWritten by `python x.py` (quick mode) on commit ")
+    assert text.endswith(" min on 2 shared cores (nice 5, OMP_NUM_THREADS=1).\n")
+    with pytest.raises(RuntimeError):  # interrupted: the finished lines stay, no footer
+        with results_file.write_results(footer, "python x.py", "quick"):
+            print("| b |")
+            raise RuntimeError
+    assert footer.read_text() == "| b |\n"
+
+    headed = tmp_path / "headed.md"
+    with results_file.write_results(headed, "python y.py --seeds 3", "3 seeds", head=True):
+        print("table")
+    assert headed.read_text() == "Written by `python y.py --seeds 3` (3 seeds).\n\ntable\n"
+    with results_file.write_results(headed, "python y.py", head=True):
+        print("other")
+    assert headed.read_text() == "Written by `python y.py`.\n\nother\n"
+    with pytest.raises(RuntimeError):  # failed: the former file stays
+        with results_file.write_results(headed, "python y.py", head=True):
+            print("partial")
+            raise RuntimeError
+    assert headed.read_text() == "Written by `python y.py`.\n\nother\n"
+    assert "table" in capsys.readouterr().out  # printed as usual too
