@@ -418,9 +418,7 @@ class DPLinearRegression(RegressorMixin, PrivateLinearModel):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        # check_regressors_train's 200 rows at epsilon=1, seeds 0-5: 'auto'
-        # (gd there) R^2 0.61-0.71; solvers that spend budget on searches,
-        # Hessians or per-node noise fall below 0.5 on so few rows (measured
-        # -20 to 0.02), those with momentum 0.54-0.68
-        tags.regressor_tags.poor_score = self.solver != "auto"
+        # the solver says whether it scores poorly on check_regressors_train's
+        # few hundred rows (its poor_on_few_rows), as for the classifiers
+        tags.regressor_tags.poor_score = self._solver_poor_score()
         return tags

@@ -146,3 +146,17 @@ def test_make_bounded_regression_is_the_pinned_set():
     np.testing.assert_array_equal(y[-3:], [0.11037021664727703, -0.47802279107028917,
                                            -0.1110458194547145])
     assert X.shape == (1000, 20) and y.shape == (1000,) and np.abs(y).max() <= 1.0
+
+
+@pytest.mark.parametrize("solver", ["auto"] + available_solvers(DPLinearRegression()))
+def test_poor_score_tag_asks_the_solver(solver):
+    from sklearn.utils import get_tags
+
+    from skdp.solvers import get_solver
+
+    tag = get_tags(DPLinearRegression(solver=solver)).regressor_tags.poor_score
+    expected = solver != "auto" and get_solver(solver).poor_on_few_rows(SquaredLoss.capabilities)
+    assert tag == expected
+    # gd and the momentum solvers clear check_regressors_train's score (the estimator
+    # checks run without the tag's excuse); the searches, Hessians and nodes do not
+    assert tag == (solver in {"line_search", "second_order", "dual_averaging", "rgda"})
