@@ -3,14 +3,17 @@
 An estimator's docstring holds a placeholder line ``{{name}}`` (indented
 like the text around it) where a shared parameter entry belongs;
 :func:`fill_doc` replaces it with the entry of :data:`PARAMETERS`, indented
-the same, so ``help()``, IDEs and the API pages show the complete text.
+the same, so ``help()``, IDEs and the API pages show the complete text. An
+entry that differs by one word (a class name) takes it as ``{{name:word}}``
+(``$arg`` in the entry).
 """
 
 import re
+from string import Template
 
 __all__ = ["PARAMETERS", "fill_doc"]
 
-_PLACEHOLDER = re.compile(r"^( *)\{\{(\w+)\}\}$", re.MULTILINE)
+_PLACEHOLDER = re.compile(r"^( *)\{\{(\w+)(?::(\w+))?\}\}$", re.MULTILINE)
 
 #: numpydoc entries of the parameters (and fitted attributes) the private
 #: estimators share; lines indented under a placeholder in a docstring follow
@@ -111,6 +114,31 @@ secure_mode : bool, default=False
     vector (``solver='line_search'`` / ``'second_order'`` searches with
     ``delta > 0``); the Hessian operator never formed (``second_order``
     on many features) fails when it is reached.""",
+    "scaler_accountant": """\
+accountant : BudgetAccountant or None, default=None
+    Charged with every fit; None uses the one in force (see
+    :class:`~skdp.DPLogisticRegression`).
+random_state : int, RandomState, Generator or None, default=None
+    Seed of the noise.""",
+    "scaler_fit_record_": """\
+privacy_spent_ : tuple of (float, float)
+    The ``(epsilon, delta)`` charged to the accountant by the fit.
+n_samples_seen_ : int
+    The public number of records.
+n_features_in_ : int
+    Number of features seen during ``fit``.
+feature_names_in_ : ndarray of shape (n_features,)
+    Defined only when X has feature names that are all strings.""",
+    "scaler_fit_returns": """\
+y : None
+    Ignored.
+
+Returns
+-------
+self : $arg
+    The fitted scaler. The accountant has been charged ``(epsilon,
+    delta)`` (recorded in ``privacy_spent_``); a fit that raises
+    before the charge costs nothing and leaves the scaler unchanged.""",
 }
 
 #: the run's controls, the private linear models' last parameters, in order
@@ -120,9 +148,9 @@ PARAMETERS["run_controls"] = "\n".join(
 
 
 def _entry(match):
-    indent, name = match.groups()
-    return "\n".join(indent + line if line else line
-                     for line in PARAMETERS[name].splitlines())
+    indent, name, arg = match.groups()
+    text = PARAMETERS[name] if arg is None else Template(PARAMETERS[name]).substitute(arg=arg)
+    return "\n".join(indent + line if line else line for line in text.splitlines())
 
 
 def fill_doc(obj):

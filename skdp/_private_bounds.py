@@ -28,19 +28,20 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
 from ._base import AccountedMixin
+from ._docstrings import fill_doc
 from ._bounded_map import linear_map
 from ._scaler_base import (
     PRIVATE_SCALER_CONSTRAINTS,
     BoundedMapMixin,
     check_pair,
+    fit_guard,
     public_shape,
-    unchanged_on_error,
-)
+    )
 from ._scaler_charge import charge_scaler_fit
 from .accounting import noise_mechanism
 from .accounting.release import release  # the release door
 from .losses import canonical_rows
-from .validation import validate_data, validate_params
+from .validation import validate_data
 
 __all__ = ["DPBoundsScaler"]
 
@@ -208,6 +209,7 @@ def bounds_from_counts(noisy, std, lo, hi, penalty=None, n_records=0):
     return left[first], right[last]
 
 
+@fill_doc
 class DPBoundsScaler(BoundedMapMixin, AccountedMixin, OneToOneFeatureMixin, TransformerMixin,
                      BaseEstimator):
     r"""Find each feature's range privately, then clip and scale to it.
@@ -258,11 +260,7 @@ class DPBoundsScaler(BoundedMapMixin, AccountedMixin, OneToOneFeatureMixin, Tran
         ones beyond the largest as the largest. Finite, ``0 < smallest <
         largest``. A wider grid costs nothing in noise per cell but has more
         cells for noise to pass the far-cell threshold.
-    accountant : BudgetAccountant or None, default=None
-        Charged with every fit; None uses the one in force (see
-        :class:`~skdp.DPLogisticRegression`).
-    random_state : int, RandomState, Generator or None, default=None
-        Seed of the noise.
+    {{scaler_accountant}}
     secure_mode : bool, default=False
         Add discrete Gaussian (``delta > 0``) or discrete Laplace (``delta =
         0``) noise to the integer counts, sampled exactly from the OS CSPRNG
@@ -279,14 +277,7 @@ class DPBoundsScaler(BoundedMapMixin, AccountedMixin, OneToOneFeatureMixin, Tran
     noise_multiplier_ : float
         The calibrated multiplier ``z`` (noise std ``z sqrt(n_features)``,
         Gaussian).
-    privacy_spent_ : tuple of (float, float)
-        The ``(epsilon, delta)`` charged to the accountant by the fit.
-    n_samples_seen_ : int
-        The public number of records.
-    n_features_in_ : int
-        Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features,)
-        Defined only when X has feature names that are all strings.
+    {{scaler_fit_record_}}
 
     See Also
     --------
@@ -332,6 +323,7 @@ class DPBoundsScaler(BoundedMapMixin, AccountedMixin, OneToOneFeatureMixin, Tran
         self.random_state = random_state
         self.secure_mode = secure_mode
 
+    @fill_doc
     def fit(self, X, y=None):
         """Release the noisy grid counts and set the bounds from them (charged).
 
@@ -339,23 +331,13 @@ class DPBoundsScaler(BoundedMapMixin, AccountedMixin, OneToOneFeatureMixin, Tran
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The training data (dense or sparse, float64 or float32).
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : DPBoundsScaler
-            The fitted scaler. The accountant has been charged ``(epsilon,
-            delta)`` (recorded in ``privacy_spent_``); a fit that raises
-            before the charge costs nothing and leaves the scaler unchanged.
+        {{scaler_fit_returns:DPBoundsScaler}}
         """
-        with unchanged_on_error(self):
+        with fit_guard(self):
             self._charged_fit(X)
         return self
 
     def _charged_fit(self, X):
-        validate_params(type(self).__name__, self.get_params(deep=False),
-                        self._parameter_constraints)
         a, b = check_pair("DPBoundsScaler", "feature_range", self.feature_range)
         lo, hi = octave_grid(check_pair("DPBoundsScaler", "magnitudes", self.magnitudes,
                                         positive=True))

@@ -6,7 +6,7 @@ feature to ``[lower_, upper_]`` and map it to ``feature_range``
 :class:`~skdp.preprocessing.DPBoundsScaler` from released ones). The
 private scalers (``DPBoundsScaler``, ``DPStandardScaler``) also share their
 parameters' constraints, the restore of a failed fit
-(:func:`unchanged_on_error`) and the public shape read before the charge
+(:func:`fit_guard`) and the public shape read before the charge
 (:func:`public_shape`).
 """
 
@@ -18,10 +18,18 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import n_columns, n_rows
 from ._bounded_map import clip_and_map
 from .accounting import BudgetAccountant
-from .validation import DELTA, POSITIVE, RANDOM_STATE, Boolean, InstanceOf, validate_data
+from .validation import (
+    DELTA,
+    POSITIVE,
+    RANDOM_STATE,
+    Boolean,
+    InstanceOf,
+    validate_data,
+    validate_params,
+)
 
-__all__ = ["PRIVATE_SCALER_CONSTRAINTS", "BoundedMapMixin", "check_pair", "public_shape",
-           "unchanged_on_error"]
+__all__ = ["PRIVATE_SCALER_CONSTRAINTS", "BoundedMapMixin", "check_pair", "fit_guard",
+           "public_shape"]
 
 #: the parameter constraints of a private scaler's fit
 PRIVATE_SCALER_CONSTRAINTS = {
@@ -52,10 +60,16 @@ def check_pair(owner, name, value, positive=False):
 
 
 @contextmanager
-def unchanged_on_error(estimator):
-    """Restore ``estimator``'s attributes if the block raises (a failed fit leaves no trace)."""
+def fit_guard(estimator):
+    """Validate ``estimator``'s parameters; restore its attributes if the block raises.
+
+    A fit run inside it fails on a bad parameter before anything else, and
+    a failed fit leaves no trace.
+    """
     saved = dict(estimator.__dict__)
     try:
+        validate_params(type(estimator).__name__, estimator.get_params(deep=False),
+                        estimator._parameter_constraints)
         yield
     except BaseException:
         estimator.__dict__.clear()

@@ -28,6 +28,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import AccountedMixin
+from ._docstrings import fill_doc
 from ._bounded_map import clip_columns, linear_map
 from ._budget_split import split_budget
 from ._private_bounds import DPBoundsScaler
@@ -35,14 +36,14 @@ from ._scaler_base import (
     PRIVATE_SCALER_CONSTRAINTS,
     BoundedMapMixin,
     check_pair,
+    fit_guard,
     public_shape,
-    unchanged_on_error,
 )
 from ._scaler_charge import charge_scaler_fit
 from .accounting import BudgetAccountant, Repeated, noise_mechanism
 from .accounting.release import release  # the release door
 from .losses import column_totals
-from .validation import validate_data, validate_params
+from .validation import validate_data
 
 __all__ = ["BoundedScaler", "DPBoundsScaler", "DPStandardScaler", "pipeline_privacy_spent",
            "split_budget"]
@@ -176,6 +177,7 @@ class BoundedScaler(BoundedMapMixin, OneToOneFeatureMixin, TransformerMixin, Bas
         return self
 
 
+@fill_doc
 class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     r"""Centre and scale by a noisy mean and variance of the clipped values.
 
@@ -221,11 +223,7 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
         (:func:`skdp.validation.resolve_delta`), an order below the
         ``1 / n`` at which the guarantee is void; the resolved value is what
         is charged and what ``privacy_spent_`` shows.
-    accountant : BudgetAccountant or None, default=None
-        Charged with every fit; None uses the one in force (see
-        :class:`~skdp.DPLogisticRegression`).
-    random_state : int, RandomState, Generator or None, default=None
-        Seed of the noise.
+    {{scaler_accountant}}
     secure_mode : bool, default=False
         Round the two sums to a public grid and add discrete Gaussian
         (``delta > 0``) or discrete Laplace (``delta = 0``) noise sampled
@@ -241,14 +239,7 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
         The public bounds per feature.
     noise_multiplier_ : float
         The calibrated ``z``.
-    privacy_spent_ : tuple of (float, float)
-        The ``(epsilon, delta)`` charged to the accountant by the fit.
-    n_samples_seen_ : int
-        The public number of records.
-    n_features_in_ : int
-        Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features,)
-        Defined only when X has feature names that are all strings.
+    {{scaler_fit_record_}}
 
     See Also
     --------
@@ -288,6 +279,7 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
     def _mechanism(z, delta):
         return Repeated(noise_mechanism(delta)(z), 2)
 
+    @fill_doc
     def fit(self, X, y=None):
         """Release the noisy mean and variance of the clipped features (charged).
 
@@ -295,23 +287,13 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
         ----------
         X : array-like of shape (n_samples, n_features)
             Dense (centring would densify sparse input).
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : DPStandardScaler
-            The fitted scaler. The accountant has been charged ``(epsilon,
-            delta)`` (recorded in ``privacy_spent_``); a fit that raises
-            before the charge costs nothing and leaves the scaler unchanged.
+        {{scaler_fit_returns:DPStandardScaler}}
         """
-        with unchanged_on_error(self):
+        with fit_guard(self):
             self._charged_fit(X)
         return self
 
     def _charged_fit(self, X):
-        validate_params(type(self).__name__, self.get_params(deep=False),
-                        self._parameter_constraints)
         if sp.issparse(X):
             raise TypeError(
                 "DPStandardScaler does not accept sparse input: centring would densify "

@@ -107,3 +107,21 @@ def test_lines_under_a_placeholder_follow_the_shared_entry():
     doc = skdp.DPLinearRegression.__doc__
     assert _indented("solver") + "\n        Every solver whose needs a smooth convex loss" in doc
     assert _indented("run_controls") in doc
+
+
+def test_a_placeholder_takes_one_word_for_the_entry():
+    def f():
+        """Text.
+
+        Parameters
+        ----------
+        {{scaler_fit_returns:Foo}}
+        """
+    doc = fill_doc(f).__doc__
+    assert "        self : Foo\n            The fitted scaler." in doc
+    assert "$arg" not in doc and "{{" not in doc
+    from skdp.preprocessing import DPBoundsScaler, DPStandardScaler
+
+    for scaler in (DPBoundsScaler, DPStandardScaler):
+        assert f"self : {scaler.__name__}\n" in scaler.fit.__doc__
+        assert "{{" not in scaler.__doc__ and "    n_samples_seen_ : int\n" in scaler.__doc__
