@@ -28,8 +28,8 @@ def test_margin_losses_report_iterations(loss, n_outputs):
     assert got == {"iterations": MARGIN_ITERATIONS}
 
 
-@pytest.mark.parametrize("data_norm, fit_intercept, B2", [(2.0, False, 4.0), (2.0, True, 5.0),
-                                                          (0.3, True, 0.3 ** 2 + 1.0), (7, 1, 50.0)])
+@pytest.mark.parametrize("data_norm, fit_intercept, B2", [
+    (2.0, False, 4.0), (2.0, True, 5.0), (0.3, True, 0.3 ** 2 + 1.0), (7, 1, 50.0)])
 def test_hinge_step_is_exact(data_norm, fit_intercept, B2):
     got = HingeLoss.stand_ins(1.0, None, data_norm=data_norm, fit_intercept=fit_intercept)
     assert got == {"iterations": MARGIN_ITERATIONS, "step": HINGE_STEP / B2}
