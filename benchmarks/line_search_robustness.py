@@ -59,8 +59,9 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    from results_file import printed_to
+    from results_file import RESULTS, write_results
 
-    with printed_to("line_search_robustness.md",
-                    ("python benchmarks/line_search_robustness.py " + " ".join(sys.argv[1:])).strip()):
+    with write_results(RESULTS / "line_search_robustness.md",
+                       ("python benchmarks/line_search_robustness.py "
+                        + " ".join(sys.argv[1:])).strip(), head=True):
         main()

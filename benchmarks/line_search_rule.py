@@ -47,7 +47,8 @@ def main(seeds=range(3)):
 
 
 if __name__ == "__main__":
-    from results_file import printed_to
+    from results_file import RESULTS, write_results
 
-    with printed_to("line_search_rule.md", "python benchmarks/line_search_rule.py"):
+    with write_results(RESULTS / "line_search_rule.md", "python benchmarks/line_search_rule.py",
+                       head=True):
         main()

@@ -6,8 +6,8 @@
 Logistic regression and the hinge SVM, delta = 1e-8 (the paper's), rows of
 unit L2 norm, test accuracy and training objective (mean loss plus penalty,
 evaluated non-privately for the table), mean +/- std over seeds. Data: Adult
-(``../shared/data``) and, when ``SKDP_EXTRA_DATA`` holds it (see
-``benchmarks/prepare_census_data.py``), Bank Marketing, the paper's second
+(``../shared/data``) and, when ``SKDP_EXTRA_DATA`` holds it (``python
+benchmarks/benchmark_data.py bank SOURCE``), Bank Marketing, the paper's second
 census-type set; absent data are skipped with a message. Methods:
 
 - ``DP-AGD``: Lee & Kifer 2018, the paper's main baseline
@@ -32,7 +32,7 @@ import numpy as np
 
 import skdp
 from benchmark_data import load_adult
-from census_data import ENV, load_bank
+from benchmark_data import EXTRA_ENV, load_bank
 from dp_agd import dp_agd
 
 DELTA = 1e-8
@@ -202,7 +202,8 @@ def main(argv=None):
     for name in args.datasets:
         data = loaders[name]()
         if data is None:
-            msg = (f"{name}: absent (set {ENV} and run benchmarks/prepare_census_data.py); skipped")
+            msg = (f"{name}: absent (set {EXTRA_ENV} and run benchmarks/benchmark_data.py "
+                   f"{name.lower()} SOURCE); skipped")
             print(msg, file=sys.stderr)
             out += [f"{msg}.", ""]
             continue

@@ -3,8 +3,8 @@
     SKDP_EXTRA_DATA=/work/data_ext python benchmarks/paper004.py [--quick] [--synthetic]
 
 Covertype (binary: classes 1 and 2, n = 495,141, d = 54) is read by
-``benchmarks/covtype_data.py`` from ``$SKDP_EXTRA_DATA`` (filled by
-``benchmarks/prepare_covtype_data.py``). When it is absent the script says
+``benchmarks/benchmark_data.py`` from ``$SKDP_EXTRA_DATA`` (filled by
+``python benchmarks/benchmark_data.py covtype SOURCE``). When it is absent the script says
 so and exits (status 0), unless ``--synthetic`` asks for a synthetic set of
 Covertype's shape (``covtype_like``: 495,141 x 54, same column types), which
 is then named in the results file's title.
@@ -41,7 +41,7 @@ import warnings
 import numpy as np
 
 import skdp
-from covtype_data import ENV, covtype_like, load_covtype
+from benchmark_data import EXTRA_ENV, covtype_like, load_covtype
 from dp_trust_region import dp_tr
 from paper004_adult import ALPHA, METHODS, TOLERANCES, _cell, _objective, _params, _run
 from results_file import write_results
@@ -107,8 +107,8 @@ def main(argv=None):
     source = "Covertype (classes 1 and 2)"
     if data is None:
         if not args.synthetic:
-            print(f"Covertype is absent: set {ENV} to the folder that "
-                  "benchmarks/prepare_covtype_data.py filled (or pass --synthetic for a "
+            print(f"Covertype is absent: set {EXTRA_ENV} to the folder that "
+                  "benchmarks/benchmark_data.py covtype SOURCE filled (or pass --synthetic for a "
                   "synthetic set of its shape). Nothing was run.")
             return 0
         data = covtype_like()

@@ -4,12 +4,13 @@ Two settings (issue 40), each over seeds 0-4 (seed s draws the data or the
 split and the estimators' noise; every skdp fit is charged to a fresh
 accountant):
 
-* **synthetic**: n = 100,000 training rows and 20,000 test rows, d = 20,
-  rows of unit L2 norm, responses ``clip(X w + 0.1 + noise, -1, 1)`` (so in
-  [-1, 1]); test R^2 at epsilon 1 of ``DPLinearRegression(y_bound=1)``
-  (``solver='auto'`` and ``'gd'``), of scikit-learn's ``Ridge()`` and of
-  diffprivlib's ``LinearRegression(bounds_X=(-1, 1), bounds_y=(-1, 1))``
-  at epsilon 1, 10 and 100.
+* **synthetic** (``skdp.datasets.make_bounded_regression``): n = 100,000
+  training rows and 20,000 test rows, d = 20, rows of unit L2 norm,
+  responses ``clip(X w + 0.1 + noise, -1, 1)`` (so in [-1, 1]); test R^2 at
+  epsilon 1 of ``DPLinearRegression(y_bound=1)`` (``solver='auto'`` and
+  ``'gd'``), of scikit-learn's ``Ridge()`` and of diffprivlib's
+  ``LinearRegression(bounds_X=(-1, 1), bounds_y=(-1, 1))`` at epsilon 1, 10
+  and 100.
 * **diabetes**: scikit-learn's ``load_diabetes()`` (442 rows, 10 features),
   80/20 split by seed, test R^2 at several epsilons. Public bounds only:
   the data set's documentation says each feature was "mean centered and
@@ -52,6 +53,7 @@ from sklearn.linear_model import LinearRegression, Ridge
 from sklearn.model_selection import train_test_split
 
 from skdp import BudgetAccountant, DPLinearRegression
+from skdp.datasets import make_bounded_regression
 
 RESULTS = Path(__file__).resolve().parent / "results" / "regression.md"
 DIABETES_EPSILONS = (0.5, 1.0, 2.0, 5.0, 10.0, 100.0)
@@ -73,21 +75,10 @@ def diffprivlib_linear_regression():
     return DiffprivlibLR, diffprivlib.__version__
 
 
-def synthetic(n, d, seed):
-    """Unit-norm rows and responses in [-1, 1] (the same generator as the tests)."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    X /= np.linalg.norm(X, axis=1, keepdims=True)
-    w = rng.normal(size=d)
-    w *= 2.0 / np.linalg.norm(w)
-    y = np.clip(X @ w + 0.1 + 0.1 * rng.normal(size=n), -1.0, 1.0)
-    return X, y
-
-
 def run_synthetic(seeds, dp_lr):
     rows = {}
     for seed in seeds:
-        X, y = synthetic(120_000, 20, seed)
+        X, y = make_bounded_regression(120_000, 20, random_state=seed)
         Xtr, ytr, Xte, yte = X[:100_000], y[:100_000], X[100_000:], y[100_000:]
         scores = {"scikit-learn Ridge() (non-private)": Ridge().fit(Xtr, ytr).score(Xte, yte)}
         for solver in ("auto", "gd"):

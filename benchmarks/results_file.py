@@ -1,7 +1,7 @@
 """Results files for benchmarks: tee what a script prints into ``benchmarks/results/``.
 
-``write_results`` records the command, mode, commit and run time in a footer;
-``printed_to`` heads the file with the command.
+:func:`write_results` records the command, mode, commit and run time in a
+footer, or (``head=True``) heads the file with the command.
 """
 
 import contextlib
@@ -35,37 +35,31 @@ def _commit():
         return "unknown"
 
 
+#: the folder of the results files
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
 @contextlib.contextmanager
-def write_results(path, command, mode):
-    """Print to stdout and to ``path``; a footer records the command, mode, commit and time."""
+def write_results(path, command, mode=None, *, head=False):
+    """Print to stdout and to ``path``, recording the command.
+
+    By default the file is written as the run goes (an interrupted run leaves
+    its finished tables, and no footer) and a footer records the command,
+    mode, commit and run time. With ``head=True`` it is written when the run
+    succeeds (a failed run leaves the former file), headed by the command and
+    ``mode`` (if given).
+    """
     start = time.perf_counter()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     commit = _commit()
-    # written as the run goes: an interrupted run leaves its finished tables, and no footer
-    with path.open("w") as out:
+    with (contextlib.nullcontext(io.StringIO()) if head else path.open("w")) as out:
         with contextlib.redirect_stdout(_Tee(sys.stdout, out)):
             yield
-            elapsed = time.perf_counter() - start
-            print(f"\n---\nWritten by `{command}` ({mode} mode) on commit {commit}, "
-                  f"{elapsed / 60:.1f} min on 2 shared cores (nice 5, OMP_NUM_THREADS=1).")
-
-
-RESULTS = Path(__file__).resolve().parent / "results"
-
-
-
-@contextlib.contextmanager
-def printed_to(name, command, mode=None):
-    """Print as usual; on success also write the output to ``results/name``, headed by the command."""
-    buffer = io.StringIO()
-
-    class Tee(io.TextIOBase):
-        def write(self, text):
-            sys.__stdout__.write(text)
-            return buffer.write(text)
-
-    with contextlib.redirect_stdout(Tee()):
-        yield
-    head = f"Written by `{command}`" + (f" ({mode})" if mode else "") + ".\n\n"
-    (RESULTS / name).write_text(head + buffer.getvalue())
+            if not head:
+                elapsed = time.perf_counter() - start
+                print(f"\n---\nWritten by `{command}` ({mode} mode) on commit {commit}, "
+                      f"{elapsed / 60:.1f} min on 2 shared cores (nice 5, OMP_NUM_THREADS=1).")
+        if head:
+            path.write_text(f"Written by `{command}`" + (f" ({mode})" if mode else "")
+                            + ".\n\n" + out.getvalue())

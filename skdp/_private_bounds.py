@@ -26,23 +26,22 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted
 
-from ._base import AccountedMixin, n_columns, n_rows
-from ._bounded_map import clip_and_map, linear_map
+from ._base import AccountedMixin
+from ._docstrings import fill_doc
+from ._bounded_map import linear_map
+from ._scaler_base import (
+    PRIVATE_SCALER_CONSTRAINTS,
+    BoundedMapMixin,
+    check_pair,
+    fit_guard,
+    public_shape,
+    )
 from ._scaler_charge import charge_scaler_fit
-from .accounting import BudgetAccountant, noise_mechanism
+from .accounting import noise_mechanism
 from .accounting.release import release  # the release door
 from .losses import canonical_rows
-from .validation import (
-    DELTA,
-    POSITIVE,
-    RANDOM_STATE,
-    Boolean,
-    InstanceOf,
-    validate_data,
-    validate_params,
-)
+from .validation import validate_data
 
 __all__ = ["DPBoundsScaler"]
 
@@ -210,7 +209,9 @@ def bounds_from_counts(noisy, std, lo, hi, penalty=None, n_records=0):
     return left[first], right[last]
 
 
-class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+@fill_doc
+class DPBoundsScaler(BoundedMapMixin, AccountedMixin, OneToOneFeatureMixin, TransformerMixin,
+                     BaseEstimator):
     r"""Find each feature's range privately, then clip and scale to it.
 
     For raw tables with no documented ranges. ``fit`` releases one noisy
@@ -259,11 +260,7 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
         ones beyond the largest as the largest. Finite, ``0 < smallest <
         largest``. A wider grid costs nothing in noise per cell but has more
         cells for noise to pass the far-cell threshold.
-    accountant : BudgetAccountant or None, default=None
-        Charged with every fit; None uses the one in force (see
-        :class:`~skdp.DPLogisticRegression`).
-    random_state : int, RandomState, Generator or None, default=None
-        Seed of the noise.
+    {{scaler_accountant}}
     secure_mode : bool, default=False
         Add discrete Gaussian (``delta > 0``) or discrete Laplace (``delta =
         0``) noise to the integer counts, sampled exactly from the OS CSPRNG
@@ -280,14 +277,7 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
     noise_multiplier_ : float
         The calibrated multiplier ``z`` (noise std ``z sqrt(n_features)``,
         Gaussian).
-    privacy_spent_ : tuple of (float, float)
-        The ``(epsilon, delta)`` charged to the accountant by the fit.
-    n_samples_seen_ : int
-        The public number of records.
-    n_features_in_ : int
-        Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features,)
-        Defined only when X has feature names that are all strings.
+    {{scaler_fit_record_}}
 
     See Also
     --------
@@ -320,13 +310,7 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
     (0.35, 1e-05)
     """
 
-    _parameter_constraints = {
-        "epsilon": [POSITIVE],
-        "delta": DELTA,
-        "accountant": [None, InstanceOf(BudgetAccountant, name="a skdp.BudgetAccountant")],
-        "random_state": RANDOM_STATE,
-        "secure_mode": [Boolean],
-    }
+    _parameter_constraints = dict(PRIVATE_SCALER_CONSTRAINTS)
 
     def __init__(self, epsilon=0.35, delta="auto", feature_range=(-1, 1),
                  magnitudes=(1e-6, 1e12), accountant=None, random_state=None,
@@ -339,18 +323,7 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
         self.random_state = random_state
         self.secure_mode = secure_mode
 
-    def _check_pair(self, name, positive):
-        value = getattr(self, name)
-        try:
-            a, b = (float(v) for v in value)
-        except (TypeError, ValueError):
-            a, b = np.nan, np.nan
-        if not (np.isfinite(a) and np.isfinite(b) and a < b and (a > 0 or not positive)):
-            need = "0 < smallest < largest" if positive else "min < max"
-            raise ValueError(f"DPBoundsScaler: {name} must be a pair of finite numbers "
-                             f"with {need}, got {value!r}.")
-        return a, b
-
+    @fill_doc
     def fit(self, X, y=None):
         """Release the noisy grid counts and set the bounds from them (charged).
 
@@ -358,35 +331,18 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The training data (dense or sparse, float64 or float32).
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : DPBoundsScaler
-            The fitted scaler. The accountant has been charged ``(epsilon,
-            delta)`` (recorded in ``privacy_spent_``); a fit that raises
-            before the charge costs nothing and leaves the scaler unchanged.
+        {{scaler_fit_returns:DPBoundsScaler}}
         """
-        saved = dict(self.__dict__)
-        try:
+        with fit_guard(self):
             self._charged_fit(X)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(saved)
-            raise
         return self
 
     def _charged_fit(self, X):
-        validate_params(type(self).__name__, self.get_params(deep=False),
-                        self._parameter_constraints)
-        a, b = self._check_pair("feature_range", positive=False)
-        lo, hi = octave_grid(self._check_pair("magnitudes", positive=True))
-        n, d = n_rows(X), n_columns(X)
-        if n is None or d is None or n < 1 or d < 1:
-            X = validate_data(self, X, accept_sparse=("csr", "csc"),
-                              dtype=[np.float64, np.float32])
-            n, d = X.shape
+        a, b = check_pair("DPBoundsScaler", "feature_range", self.feature_range)
+        lo, hi = octave_grid(check_pair("DPBoundsScaler", "magnitudes", self.magnitudes,
+                                        positive=True))
+        X, n, d = public_shape(self, X, accept_sparse=("csr", "csc"),
+                               dtype=[np.float64, np.float32])
 
         def warn_if_low_signal(z, delta):
             std = noise_std(z, d, delta)
@@ -415,28 +371,3 @@ class DPBoundsScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, Bas
         self.noise_multiplier_ = float(z)
         self.n_samples_seen_ = int(n)
         self.privacy_spent_ = (float(self.epsilon), delta)
-
-    def transform(self, X):
-        """Clip to the private bounds and map to ``feature_range`` (sparse: scale only).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Data with the features the scaler was fitted with. This
-            post-processing of the released bounds costs no privacy.
-
-        Returns
-        -------
-        X_new : {ndarray, sparse matrix} of shape (n_samples, n_features)
-            Of X's float dtype (float32 stays float32).
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=("csr", "csc"),
-                          dtype=[np.float64, np.float32], reset=False, copy=True)
-        return clip_and_map(X, self.lower_, self.upper_, self.scale_, self.min_)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        return tags

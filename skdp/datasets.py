@@ -16,7 +16,8 @@ from sklearn import datasets as _sk_datasets
 
 from .matrix_sensing import make_matrix_sensing
 
-__all__ = ["documented_bounds", "make_ill_conditioned_classification", "make_matrix_sensing"]
+__all__ = ["documented_bounds", "make_bounded_regression", "make_ill_conditioned_classification",
+           "make_matrix_sensing"]
 
 _LOADERS = {
     "breast_cancer": _sk_datasets.load_breast_cancer,
@@ -131,4 +132,46 @@ def make_ill_conditioned_classification(n_samples=60000, n_features=20, random_s
     w = rng.standard_normal(n_features) / s * 0.6
     z = X @ w
     y = (rng.random(n_samples) < 1 / (1 + np.exp(-4 * (z - np.quantile(z, 0.9))))).astype(int)
+    return X, y
+
+
+def make_bounded_regression(n_samples=1000, n_features=20, random_state=0):
+    """A linear regression set with unit-norm rows and responses in ``[-1, 1]``.
+
+    The set on which :class:`~skdp.DPLinearRegression` is checked against
+    ridge regression: rows ``x_i ~ N(0, I)`` scaled to unit L2 norm, true
+    weights ``w ~ N(0, I)`` scaled to norm 2, and responses
+    ``clip(x_i . w + 0.1 + 0.1 e_i, -1, 1)`` with ``e_i ~ N(0, 1)``, so
+    ``data_norm=1`` and ``y_bound=1`` are public bounds of the set.
+
+    Parameters
+    ----------
+    n_samples : int, default=1000
+        Number of rows.
+    n_features : int, default=20
+        Number of features.
+    random_state : int, default=0
+        Seed of ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+        Rows of unit L2 norm.
+    y : ndarray of shape (n_samples,)
+        Responses in ``[-1, 1]``.
+
+    Examples
+    --------
+    >>> from skdp.datasets import make_bounded_regression
+    >>> X, y = make_bounded_regression(n_samples=100, n_features=3)
+    >>> X.shape, float(abs(y).max()) <= 1.0
+    ((100, 3), True)
+    """
+    # public randomness: synthetic data, drawn from its own seed, releases nothing
+    rng = np.random.default_rng(random_state)
+    X = rng.normal(size=(n_samples, n_features))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    w = rng.normal(size=n_features)
+    w *= 2.0 / np.linalg.norm(w)
+    y = np.clip(X @ w + 0.1 + 0.1 * rng.normal(size=n_samples), -1.0, 1.0)
     return X, y

@@ -71,17 +71,9 @@ class DPLogisticRegression(PrivateLinearClassifier):
 
     Parameters
     ----------
-    epsilon : float, default=1.0
-        Privacy budget of one fit; must be > 0.
+    {{epsilon}}
     {{delta}}
-    solver : str, default='auto'
-        Name of a registered solver (see
-        :func:`skdp.solvers.available_solvers`); 'auto' picks
-        ``'preconditioned_gd'`` (a private quadratic majorizer: 30 noisy
-        Newton-like steps) from 5,000 rows and up to 1,000 parameters per
-        output when ``delta > 0``, ``data_norm`` is set, ``batch_size`` is
-        None and the loss and penalty are smooth, else ``'gd'``; the choice
-        reads only public quantities and is recorded in ``solver_``.
+    {{solver}}
     classes : array-like of shape (n_classes,) or None, default=None
         The public set of class labels: at least 2 distinct labels of one
         type, e.g. ``[0, 1]`` or ``['no', 'yes']``. ``classes_`` is then
@@ -116,12 +108,8 @@ class DPLogisticRegression(PrivateLinearClassifier):
     l1_ratio : float in [0, 1], default=0.15
         The elastic-net mixing :math:`\rho` (``penalty='elasticnet'`` only):
         1 is the lasso, 0 the ridge.
-    fit_intercept : bool, default=True
-        Whether to fit an intercept (a constant feature 1, clipped with the
-        rest of the gradient).
-    clip_norm : float, default=1.0
-        Per-example gradient norm bound: the sensitivity of every gradient
-        sum.
+    {{fit_intercept}}
+    {{clip_norm}}
     data_norm : float or None, default=1.0
         Public bound on the L2 norm of each row: rows above it are scaled
         down to it (in fit and predict). Solvers derive smoothness
@@ -129,18 +117,7 @@ class DPLogisticRegression(PrivateLinearClassifier):
         (e.g. :class:`~skdp.preprocessing.BoundedScaler` from public
         feature ranges, or :class:`~sklearn.preprocessing.Normalizer`).
         None leaves rows untouched; step sizes must then be given in ``solver_params``.
-    max_iter : int or None, default=None
-        Number of private iterations; None lets the solver choose.
-    batch_size : int or None, default=None
-        Expected batch size of Poisson-sampled minibatches (DP-SGD); None
-        uses full batches.
-    solver_params : dict or None, default=None
-        Solver-specific options (see each solver's documentation).
-    {{accountant}}
-    {{random_state}}
-    verbose : int, default=0
-        Progress messages; they only show released quantities.
-    {{secure_mode}}
+    {{run_controls}}
 
     Attributes
     ----------
@@ -149,17 +126,8 @@ class DPLogisticRegression(PrivateLinearClassifier):
         present in ``y`` (not private, see ``classes``).
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
     intercept_ : ndarray of shape (1,) or (n_classes,)
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features,)
-        Defined only when X has feature names that are all strings.
-    n_iter_ : int
-        Private iterations run.
-    solver_ : str
-        The solver used ('auto' resolved).
-    solver_params_ : dict
-        The solver options the fit used (defaults filled in; public constants).
-    privacy_spent_ : tuple of (float, float)
-        The (epsilon, delta) charged to the accountant by this fit.
+    {{feature_names_in_}}
+    {{fit_record_}}
 
     See Also
     --------
@@ -333,27 +301,18 @@ class DPLinearRegression(RegressorMixin, PrivateLinearModel):
 
     Parameters
     ----------
-    epsilon : float, default=1.0
-        Privacy budget of one fit; must be > 0.
+    {{epsilon}}
     {{delta}}
-    solver : str, default='auto'
-        Name of a registered solver (see
-        :func:`skdp.solvers.available_solvers`: every solver whose needs a
-        smooth convex loss with a Hessian meets); 'auto' picks
-        ``'preconditioned_gd'`` from 5,000 rows and up to 1,000 parameters
-        when ``delta > 0``, ``data_norm`` is set and ``batch_size`` is None,
-        else ``'gd'``; recorded in ``solver_``.
+    {{solver}}
+        Every solver whose needs a smooth convex loss with a Hessian meets
+        is available.
     alpha : float, default=1e-4
         Ridge strength, never applied to the intercept. The data term is a
         *mean* of halved squares, so scikit-learn's
         :class:`~sklearn.linear_model.Ridge` (a *sum* of squares plus
         ``alpha_ridge * ||w||**2``) has ``alpha_ridge = n * alpha``.
-    fit_intercept : bool, default=True
-        Whether to fit an intercept (a constant feature 1, clipped with the
-        rest of the gradient).
-    clip_norm : float, default=1.0
-        Per-example gradient norm bound: the sensitivity of every gradient
-        sum.
+    {{fit_intercept}}
+    {{clip_norm}}
     data_norm : float or None, default=1.0
         Public bound on the L2 norm of each row: rows above it are scaled
         down to it (in fit and predict); solvers derive their step sizes
@@ -365,34 +324,14 @@ class DPLinearRegression(RegressorMixin, PrivateLinearModel):
         use a bound on the objective at 0 get ``y_bound**2 / 2``. None
         leaves responses as they are; the gradient clip alone keeps the
         guarantee.
-    max_iter : int or None, default=None
-        Number of private iterations; None lets the solver choose.
-    batch_size : int or None, default=None
-        Expected batch size of Poisson-sampled minibatches (DP-SGD); None
-        uses full batches.
-    solver_params : dict or None, default=None
-        Solver-specific options (see each solver's documentation).
-    {{accountant}}
-    {{random_state}}
-    verbose : int, default=0
-        Progress messages; they only show released quantities.
-    {{secure_mode}}
+    {{run_controls}}
 
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
     intercept_ : float
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features,)
-        Defined only when X has feature names that are all strings.
-    n_iter_ : int
-        Private iterations run.
-    solver_ : str
-        The solver used ('auto' resolved).
-    solver_params_ : dict
-        The solver options the fit used (defaults filled in; public constants).
-    privacy_spent_ : tuple of (float, float)
-        The (epsilon, delta) charged to the accountant by this fit.
+    {{feature_names_in_}}
+    {{fit_record_}}
 
     See Also
     --------
@@ -479,9 +418,7 @@ class DPLinearRegression(RegressorMixin, PrivateLinearModel):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        # on check_regressors_train's few hundred rows 'auto' (gd there)
-        # clears the check's score; solvers that spend budget on searches,
-        # Hessians or per-node noise fall below it, and those with momentum
-        # clear it by a margin of the order of the seed noise
-        tags.regressor_tags.poor_score = self.solver != "auto"
+        # the solver says whether it scores poorly on check_regressors_train's
+        # few hundred rows (its poor_on_few_rows), as for the classifiers
+        tags.regressor_tags.poor_score = self._solver_poor_score()
         return tags

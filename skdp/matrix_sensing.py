@@ -162,8 +162,7 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
         estimator works on any regression data.
     rank : int, default=1
         Rank ``r`` of the factorisation, ``1 <= r <= min(p, q)``.
-    epsilon : float, default=1.0
-        Privacy budget of one fit; must be > 0.
+    {{epsilon}}
     delta : 'auto' or float, default='auto'
         Privacy failure probability, in (0, 1). 'auto' resolves at fit from
         the public number of rows n to ``min(1e-5, 1 / (10 n))``
@@ -205,9 +204,7 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
     max_iter : int or None, default=None
         Number of private iterations; None uses 100 with ``gd`` and lets other
         solvers choose.
-    batch_size : int or None, default=None
-        Expected batch size of Poisson-sampled minibatches (DP-SGD); None
-        uses full batches.
+    {{batch_size}}
     solver_params : dict or None, default=None
         Solver-specific options. The loss has no global smoothness constant,
         so ``gd`` gets a default ``learning_rate`` (see Notes) and
@@ -223,8 +220,7 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
     random_state : int, RandomState, Generator or None, default=None
         Seed of the initialisation and of the noise. None draws fresh
         entropy.
-    verbose : int, default=0
-        Progress messages; they only show released quantities.
+    {{verbose}}
     {{secure_mode}}
 
     Attributes
@@ -246,14 +242,7 @@ class DPMatrixSensing(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
         Number of features seen during ``fit`` (``p * q``).
     feature_names_in_ : ndarray of shape (n_features,)
         Defined only when X has feature names that are all strings.
-    n_iter_ : int
-        Private iterations run.
-    solver_ : str
-        The solver used ('auto' resolved).
-    solver_params_ : dict
-        The solver options the fit used (defaults filled in; public constants).
-    privacy_spent_ : tuple of (float, float)
-        The (epsilon, delta) charged to the accountant by this fit.
+    {{fit_record_}}
 
     See Also
     --------

@@ -28,23 +28,23 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import AccountedMixin, n_columns, n_rows
-from ._bounded_map import clip_and_map, clip_columns, linear_map
+from ._base import AccountedMixin
+from ._docstrings import fill_doc
+from ._bounded_map import clip_columns, linear_map
 from ._budget_split import split_budget
 from ._private_bounds import DPBoundsScaler
+from ._scaler_base import (
+    PRIVATE_SCALER_CONSTRAINTS,
+    BoundedMapMixin,
+    check_pair,
+    fit_guard,
+    public_shape,
+)
 from ._scaler_charge import charge_scaler_fit
 from .accounting import BudgetAccountant, Repeated, noise_mechanism
 from .accounting.release import release  # the release door
 from .losses import column_totals
-from .validation import (
-    DELTA,
-    Boolean,
-    POSITIVE,
-    RANDOM_STATE,
-    InstanceOf,
-    validate_data,
-    validate_params,
-)
+from .validation import validate_data
 
 __all__ = ["BoundedScaler", "DPBoundsScaler", "DPStandardScaler", "pipeline_privacy_spent",
            "split_budget"]
@@ -92,7 +92,7 @@ def _n_features_of_bounds(bounds):
     return sizes.pop() if len(sizes) == 1 else None
 
 
-class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+class BoundedScaler(BoundedMapMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Clip each feature to a public range and map it linearly: no privacy cost.
 
     ``fit`` reads the data's shape only (it validates the input and records
@@ -146,18 +146,6 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.bounds = bounds
         self.feature_range = feature_range
 
-    def _check_range(self):
-        try:
-            a, b = (float(v) for v in self.feature_range)
-        except (TypeError, ValueError):
-            a, b = np.nan, np.nan
-        if not (np.isfinite(a) and np.isfinite(b) and a < b):
-            raise ValueError(
-                f"BoundedScaler: feature_range must be a pair (min, max) of finite numbers "
-                f"with min < max, got {self.feature_range!r}."
-            )
-        return a, b
-
     def fit(self, X, y=None):
         """Check ``X``'s shape against the bounds; read no value.
 
@@ -175,7 +163,7 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             The fitted scaler (``lower_``, ``upper_``, ``scale_``, ``min_``
             set from the bounds alone). Nothing is charged to any accountant.
         """
-        a, b = self._check_range()
+        a, b = check_pair("BoundedScaler", "feature_range", self.feature_range)
         X = validate_data(self, X, accept_sparse=("csr", "csc"),
                           dtype=[np.float64, np.float32], reset=True)
         lower, upper = _public_bounds(self.bounds, X.shape[1], "BoundedScaler")
@@ -189,31 +177,8 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.scale_, self.min_ = linear_map(lower, upper, a, b)
         return self
 
-    def transform(self, X):
-        """Clip to the bounds and map to ``feature_range`` (sparse: scale only).
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The data to map, with the features the scaler was fitted with.
-
-        Returns
-        -------
-        X_new : {ndarray, sparse matrix} of shape (n_samples, n_features)
-            Of X's float dtype (float32 stays float32).
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=("csr", "csc"),
-                          dtype=[np.float64, np.float32], reset=False, copy=True)
-        return clip_and_map(X, self.lower_, self.upper_, self.scale_, self.min_)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        return tags
-
-
+@fill_doc
 class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     r"""Centre and scale by a noisy mean and variance of the clipped values.
 
@@ -258,11 +223,7 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
         (:func:`skdp.validation.resolve_delta`), an order below the
         ``1 / n`` at which the guarantee is void; the resolved value is what
         is charged and what ``privacy_spent_`` shows.
-    accountant : BudgetAccountant or None, default=None
-        Charged with every fit; None uses the one in force (see
-        :class:`~skdp.DPLogisticRegression`).
-    random_state : int, RandomState, Generator or None, default=None
-        Seed of the noise.
+    {{scaler_accountant}}
     secure_mode : bool, default=False
         Round the two sums to a public grid and add discrete Gaussian
         (``delta > 0``) or discrete Laplace (``delta = 0``) noise sampled
@@ -278,14 +239,7 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
         The public bounds per feature.
     noise_multiplier_ : float
         The calibrated ``z``.
-    privacy_spent_ : tuple of (float, float)
-        The ``(epsilon, delta)`` charged to the accountant by the fit.
-    n_samples_seen_ : int
-        The public number of records.
-    n_features_in_ : int
-        Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features,)
-        Defined only when X has feature names that are all strings.
+    {{scaler_fit_record_}}
 
     See Also
     --------
@@ -310,13 +264,7 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
     (1.0, 1e-05)
     """
 
-    _parameter_constraints = {
-        "epsilon": [POSITIVE],
-        "delta": DELTA,
-        "accountant": [None, InstanceOf(BudgetAccountant, name="a skdp.BudgetAccountant")],
-        "random_state": RANDOM_STATE,
-        "secure_mode": [Boolean],
-    }
+    _parameter_constraints = dict(PRIVATE_SCALER_CONSTRAINTS)
 
     def __init__(self, bounds, epsilon=1.0, delta="auto", accountant=None, random_state=None,
                  secure_mode=False):
@@ -331,6 +279,7 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
     def _mechanism(z, delta):
         return Repeated(noise_mechanism(delta)(z), 2)
 
+    @fill_doc
     def fit(self, X, y=None):
         """Release the noisy mean and variance of the clipped features (charged).
 
@@ -338,37 +287,19 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
         ----------
         X : array-like of shape (n_samples, n_features)
             Dense (centring would densify sparse input).
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : DPStandardScaler
-            The fitted scaler. The accountant has been charged ``(epsilon,
-            delta)`` (recorded in ``privacy_spent_``); a fit that raises
-            before the charge costs nothing and leaves the scaler unchanged.
+        {{scaler_fit_returns:DPStandardScaler}}
         """
-        saved = dict(self.__dict__)
-        try:
+        with fit_guard(self):
             self._charged_fit(X)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(saved)
-            raise
         return self
 
     def _charged_fit(self, X):
-        validate_params(type(self).__name__, self.get_params(deep=False),
-                        self._parameter_constraints)
         if sp.issparse(X):
             raise TypeError(
                 "DPStandardScaler does not accept sparse input: centring would densify "
                 "it. Use BoundedScaler (zeros stay zeros) or X.toarray()."
             )
-        n, d = n_rows(X), n_columns(X)
-        if n is None or d is None or n < 1 or d < 1:
-            X = validate_data(self, X, dtype=[np.float64, np.float32])
-            n, d = X.shape
+        X, n, d = public_shape(self, X, dtype=[np.float64, np.float32])
         size = _n_features_of_bounds(self.bounds)
         lower, upper = _public_bounds(self.bounds, d if size is None else size,
                                       "DPStandardScaler")

@@ -55,17 +55,9 @@ class DPLinearSVC(PrivateLinearClassifier):
 
     Parameters
     ----------
-    epsilon : float, default=1.0
-        Privacy budget of one fit; must be > 0.
+    {{epsilon}}
     {{delta}}
-    solver : str, default='auto'
-        Name of a registered solver (see
-        :func:`skdp.solvers.available_solvers`); 'auto' picks
-        ``'preconditioned_gd'`` (a private quadratic majorizer: 30 noisy
-        Newton-like steps) from 5,000 rows and up to 1,000 parameters per
-        output when ``delta > 0``, ``data_norm`` is set, ``batch_size`` is
-        None and the loss and penalty are smooth, else ``'gd'``; the choice
-        reads only public quantities and is recorded in ``solver_``.
+    {{solver}}
         Solvers that need a smooth loss are only available with
         ``loss='squared_hinge'`` or ``'smooth_hinge'``.
     classes : array-like of shape (n_classes,) or None, default=None
@@ -119,12 +111,8 @@ class DPLinearSVC(PrivateLinearClassifier):
         default ``C=1.0`` on 10,000 rows is ``alpha=1e-4``.
     l1_ratio : float in [0, 1], default=0.15
         The elastic-net mixing :math:`\rho` (``penalty='elasticnet'`` only).
-    fit_intercept : bool, default=True
-        Whether to fit an intercept (a constant feature 1, clipped with the
-        rest of the gradient).
-    clip_norm : float, default=1.0
-        Per-example gradient norm bound: the sensitivity of every gradient
-        sum.
+    {{fit_intercept}}
+    {{clip_norm}}
     data_norm : float or None, default=1.0
         Public bound on the L2 norm of each row: rows above it are scaled
         down to it (in fit and predict). Solvers derive smoothness
@@ -147,8 +135,7 @@ class DPLinearSVC(PrivateLinearClassifier):
         the solvers derive their defaults (``docs/solvers/gd.md``).
     {{accountant}}
     {{random_state}}
-    verbose : int, default=0
-        Progress messages; they only show released quantities.
+    {{verbose}}
     {{secure_mode}}
 
     Attributes
@@ -158,17 +145,8 @@ class DPLinearSVC(PrivateLinearClassifier):
         present in ``y`` (not private, see ``classes``).
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
     intercept_ : ndarray of shape (1,) or (n_classes,)
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features,)
-        Defined only when X has feature names that are all strings.
-    n_iter_ : int
-        Private iterations run.
-    solver_ : str
-        The solver used ('auto' resolved).
-    solver_params_ : dict
-        The solver options the fit used (defaults filled in; public constants).
-    privacy_spent_ : tuple of (float, float)
-        The (epsilon, delta) charged to the accountant by this fit.
+    {{feature_names_in_}}
+    {{fit_record_}}
 
     See Also
     --------

@@ -86,3 +86,42 @@ def test_fill_doc_refuses_an_unknown_placeholder():
         """
     with pytest.raises(KeyError):
         fill_doc(f)
+
+
+def _indented(name):
+    return "\n".join("    " + line if line else line for line in PARAMETERS[name].splitlines())
+
+
+@pytest.mark.parametrize("Estimator", ESTIMATORS)
+def test_the_linear_models_share_their_common_entries(Estimator):
+    doc = Estimator.__doc__
+    names = ["epsilon", "solver", "fit_intercept", "clip_norm", "verbose",
+             "feature_names_in_", "fit_record_"]
+    if Estimator is not skdp.DPLinearSVC:  # its own max_iter and solver_params notes
+        names += ["max_iter", "solver_params", "run_controls"]
+    for name in names:
+        assert doc.count(_indented(name)) == 1, name
+
+
+def test_lines_under_a_placeholder_follow_the_shared_entry():
+    doc = skdp.DPLinearRegression.__doc__
+    assert _indented("solver") + "\n        Every solver whose needs a smooth convex loss" in doc
+    assert _indented("run_controls") in doc
+
+
+def test_a_placeholder_takes_one_word_for_the_entry():
+    def f():
+        """Text.
+
+        Parameters
+        ----------
+        {{scaler_fit_returns:Foo}}
+        """
+    doc = fill_doc(f).__doc__
+    assert "        self : Foo\n            The fitted scaler." in doc
+    assert "$arg" not in doc and "{{" not in doc
+    from skdp.preprocessing import DPBoundsScaler, DPStandardScaler
+
+    for scaler in (DPBoundsScaler, DPStandardScaler):
+        assert f"self : {scaler.__name__}\n" in scaler.fit.__doc__
+        assert "{{" not in scaler.__doc__ and "    n_samples_seen_ : int\n" in scaler.__doc__

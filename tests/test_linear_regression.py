@@ -12,19 +12,14 @@ from sklearn.linear_model import Ridge
 
 import skdp.linear_model
 from skdp import BudgetAccountant, DPLinearRegression
+from skdp.datasets import make_bounded_regression
 from skdp.losses import SquaredLoss
 from skdp.solvers import available_solvers
 
 
 def _synthetic(n, d=20, seed=0):
     """Unit-norm rows, responses in [-1, 1] (the acceptance set of issue 40)."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    X /= np.linalg.norm(X, axis=1, keepdims=True)
-    w = rng.normal(size=d)
-    w *= 2.0 / np.linalg.norm(w)
-    y = np.clip(X @ w + 0.1 + 0.1 * rng.normal(size=n), -1.0, 1.0)
-    return X, y
+    return make_bounded_regression(n, d, random_state=seed)
 
 
 def _fit(X, y, **params):
@@ -134,3 +129,37 @@ def test_the_class_is_at_most_80_lines_outside_its_docstring():
     assert len(code_lines) - doc_lines <= 80
     # the estimator module names no loss-level machinery of its own for it
     assert "class SquaredLoss" not in inspect.getsource(skdp.linear_model)
+
+
+def test_make_bounded_regression_is_the_pinned_set():
+    # the arrays of the generator the tests and benchmarks/regression.py used before
+    # (bitwise equal here; the tolerance only allows another BLAS's last bit)
+    pinned = dict(rtol=1e-13, atol=0)
+    X, y = make_bounded_regression(50, 3, random_state=0)
+    np.testing.assert_allclose(X[0], [0.18881711923692265, -0.19839032737660414,
+                                      0.9617636786063786], **pinned)
+    np.testing.assert_allclose(y[:4], [-1.0, -1.0, 0.33055481188641955, 0.5676772416763731],
+                               **pinned)
+    assert X.sum() == pytest.approx(5.7251395773007, rel=1e-13)
+    assert y.sum() == pytest.approx(-7.866484333522688, rel=1e-13)
+    np.testing.assert_allclose(np.linalg.norm(X, axis=1), 1.0, rtol=1e-12)
+    X, y = make_bounded_regression(1000, 20, random_state=7)
+    np.testing.assert_allclose(X[-1, :3], [0.017595359997797412, -0.34027464991759476,
+                                           0.20449923459464378], **pinned)
+    np.testing.assert_allclose(y[-3:], [0.11037021664727703, -0.47802279107028917,
+                                        -0.1110458194547145], **pinned)
+    assert X.shape == (1000, 20) and y.shape == (1000,) and np.abs(y).max() <= 1.0
+
+
+@pytest.mark.parametrize("solver", ["auto"] + available_solvers(DPLinearRegression()))
+def test_poor_score_tag_asks_the_solver(solver):
+    from sklearn.utils import get_tags
+
+    from skdp.solvers import get_solver
+
+    tag = get_tags(DPLinearRegression(solver=solver)).regressor_tags.poor_score
+    expected = solver != "auto" and get_solver(solver).poor_on_few_rows(SquaredLoss.capabilities)
+    assert tag == expected
+    # gd and the momentum solvers clear check_regressors_train's score (the estimator
+    # checks run without the tag's excuse); the searches, Hessians and nodes do not
+    assert tag == (solver in {"line_search", "second_order", "dual_averaging", "rgda"})

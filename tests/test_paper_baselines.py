@@ -15,11 +15,11 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 def bench():
     sys.path.insert(0, str(BENCHMARKS))
     try:
-        import covtype_data
+        import benchmark_data
         import dp_trust_region
         import minimax_baselines
         import paper004
-        yield {"mm": minimax_baselines, "tr": dp_trust_region, "cov": covtype_data,
+        yield {"mm": minimax_baselines, "tr": dp_trust_region, "cov": benchmark_data,
                "p4": paper004}
     finally:
         sys.path.remove(str(BENCHMARKS))
@@ -84,7 +84,7 @@ def test_dp_tr_certifies_at_a_minimum_and_spends_its_plan_only(bench):
 
 
 def test_covertype_absent_says_so_and_exits_cleanly(bench, monkeypatch, tmp_path, capsys):
-    monkeypatch.setenv(bench["cov"].ENV, str(tmp_path))
+    monkeypatch.setenv(bench["cov"].EXTRA_ENV, str(tmp_path))
     assert bench["cov"].load_covtype() is None
     assert bench["p4"].main(["--out", str(tmp_path / "x.md")]) == 0
     assert "Covertype is absent" in capsys.readouterr().out

@@ -10,7 +10,7 @@ from sklearn.preprocessing import Normalizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-import census_data  # noqa: E402
+import benchmark_data  # noqa: E402
 from dp_agd import dp_agd  # noqa: E402
 from skdp.solvers.gd import zcdp_rho  # noqa: E402
 
@@ -63,7 +63,73 @@ def test_dp_agd_spends_at_most_its_budget_and_learns(loss, epsilon):
 
 
 def test_bank_loader_without_data_returns_none(monkeypatch, tmp_path):
-    monkeypatch.delenv(census_data.ENV, raising=False)
-    assert census_data.load_bank() is None
-    monkeypatch.setenv(census_data.ENV, str(tmp_path))  # set, but no file there
-    assert census_data.load_bank() is None
+    monkeypatch.delenv(benchmark_data.EXTRA_ENV, raising=False)
+    assert benchmark_data.load_bank() is None
+    monkeypatch.setenv(benchmark_data.EXTRA_ENV, str(tmp_path))  # set, but no file there
+    assert benchmark_data.load_bank() is None
+
+
+def test_bank_preparer_checks_and_copies(monkeypatch, tmp_path):
+    source = tmp_path / "bank.csv"
+    source.write_text('"age";"job";"y"\n\n30;"admin.";"no"\n41;"services";"yes"\n')
+    out = tmp_path / "extra"
+    monkeypatch.setenv(benchmark_data.EXTRA_ENV, str(out))
+    monkeypatch.setattr(benchmark_data, "BANK_COLUMNS", 3)
+    with pytest.raises(SystemExit, match="expected 45211 records of 3 columns"):
+        benchmark_data.main(["bank", str(source)])
+    assert not out.exists()  # a refused source writes nothing
+    monkeypatch.setattr(benchmark_data, "BANK_ROWS", 2)
+    benchmark_data.main(["bank", str(source)])
+    assert (out / "bank-full.csv").read_text() == (
+        '"age";"job";"y"\n30;"admin.";"no"\n41;"services";"yes"\n')
+
+
+def test_covtype_preparer_keeps_classes_1_and_2_with_unit_rows(monkeypatch, tmp_path):
+    rng = np.random.default_rng(0)
+    table = np.hstack([rng.uniform(0, 100, (6, 10)), rng.integers(0, 2, (6, 44)),
+                       np.array([[1], [2], [3], [1], [2], [7]])])
+    source = tmp_path / "covtype.csv"
+    np.savetxt(source, table, delimiter=",", header="h", comments="")
+    monkeypatch.setenv(benchmark_data.EXTRA_ENV, str(tmp_path / "extra"))
+    monkeypatch.setattr(benchmark_data, "COVTYPE_ROWS", 6)
+    monkeypatch.setattr(benchmark_data, "COVTYPE_BINARY", 4)
+    benchmark_data.main(["covtype", str(source)])
+    X, y = benchmark_data.load_covtype()
+    assert X.shape == (4, 54) and y.tolist() == [1.0, -1.0, 1.0, -1.0]
+    np.testing.assert_allclose(np.linalg.norm(X, axis=1), 1.0)
+
+
+def test_preparer_needs_the_extra_folder(monkeypatch, tmp_path):
+    monkeypatch.delenv(benchmark_data.EXTRA_ENV, raising=False)
+    with pytest.raises(SystemExit, match="set SKDP_EXTRA_DATA"):
+        benchmark_data.main(["covtype", str(tmp_path)])
+
+
+def test_results_writer_footer_and_head_formats(tmp_path, capsys):
+    import results_file
+
+    footer = tmp_path / "sub" / "footer.md"
+    with results_file.write_results(footer, "python x.py", "quick"):
+        print("| a |")
+    text = footer.read_text()
+    assert text.startswith("| a |\n\n---\nWritten by `python x.py` (quick mode) on commit ")
+    assert text.endswith(" min on 2 shared cores (nice 5, OMP_NUM_THREADS=1).\n")
+    with pytest.raises(RuntimeError):  # interrupted: the finished lines stay, no footer
+        with results_file.write_results(footer, "python x.py", "quick"):
+            print("| b |")
+            raise RuntimeError
+    assert footer.read_text() == "| b |\n"
+
+    headed = tmp_path / "headed.md"
+    with results_file.write_results(headed, "python y.py --seeds 3", "3 seeds", head=True):
+        print("table")
+    assert headed.read_text() == "Written by `python y.py --seeds 3` (3 seeds).\n\ntable\n"
+    with results_file.write_results(headed, "python y.py", head=True):
+        print("other")
+    assert headed.read_text() == "Written by `python y.py`.\n\nother\n"
+    with pytest.raises(RuntimeError):  # failed: the former file stays
+        with results_file.write_results(headed, "python y.py", head=True):
+            print("partial")
+            raise RuntimeError
+    assert headed.read_text() == "Written by `python y.py`.\n\nother\n"
+    assert "table" in capsys.readouterr().out  # printed as usual too

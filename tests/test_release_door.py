@@ -70,6 +70,8 @@ ALLOWED = {
         "public: a synthetic data generator, seeded by its caller",
     ("datasets.py", "make_ill_conditioned_classification"):
         "public: a synthetic data generator, seeded by its caller",
+    ("datasets.py", "make_bounded_regression"):
+        "public: a synthetic data generator, seeded by its caller",
     ("testing/audit_designs.py", "_NoiselessGenerator.laplace"):
         "the audit's negative control noise_off: returns zeros (no draw), patched in "
         "only inside its with block",

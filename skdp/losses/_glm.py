@@ -460,9 +460,11 @@ class GLMLoss(BatchSums):
     @classmethod
     def stand_ins(cls, row_bound, n_outputs=None, *, data_norm=None, fit_intercept=False,
                   **params):
-        """Public stand-ins for solver defaults where the loss has no bound (none here).
+        """Public stand-ins for solver defaults where the loss has no bound.
 
-        See ``ProblemSpec.stand_ins`` for the keys a solver reads.
+        See ``ProblemSpec.stand_ins`` for the keys a solver reads. Stand-ins
+        are reported only when both ``row_bound`` and ``data_norm`` are
+        given; each loss says which (:meth:`_bounded_stand_ins`).
 
         Parameters
         ----------
@@ -481,8 +483,17 @@ class GLMLoss(BatchSums):
         Returns
         -------
         dict
-            Empty: a smooth GLM's defaults derive from its smoothness bound.
+            Empty for a smooth GLM (its defaults derive from its smoothness
+            bound); the margin losses report ``'iterations'``, the hinge also
+            a ``'step'``.
         """
+        if row_bound is None or data_norm is None:
+            return {}
+        return cls._bounded_stand_ins(float(data_norm), bool(fit_intercept), **params)
+
+    @classmethod
+    def _bounded_stand_ins(cls, data_norm, fit_intercept, **params):
+        # the per-loss hook of stand_ins, called with a row bound and data_norm
         return {}
 
     @classmethod

@@ -103,31 +103,8 @@ class _MarginLoss(GLMLoss):
         return 1.0
 
     @classmethod
-    def stand_ins(cls, row_bound, n_outputs=None, *, data_norm=None, fit_intercept=False,
-                  **params):
-        """The run length the margin losses' defaults were measured for (with ``data_norm``).
-
-        Parameters
-        ----------
-        row_bound : float or None
-            Public bound on the norm of an implicit row; None when rows are
-            not bounded (then no stand-in is reported).
-        n_outputs : int or None
-            Number of one-vs-rest columns (unused).
-        data_norm : float or None, default=None
-            The estimator's public bound on the feature rows' norms.
-        fit_intercept : bool, default=False
-            Whether the rows carry the intercept feature.
-        **params
-            The loss's public parameters (e.g. ``smoothing``).
-
-        Returns
-        -------
-        dict
-            ``{'iterations': MARGIN_ITERATIONS}`` with a row bound, else empty.
-        """
-        if row_bound is None or data_norm is None:
-            return {}
+    def _bounded_stand_ins(cls, data_norm, fit_intercept, **params):
+        # the run length the margin losses' defaults were measured for
         return {"iterations": MARGIN_ITERATIONS}
 
     def _values(self, Z, y):
@@ -156,35 +133,11 @@ class HingeLoss(_MarginLoss):
     curvature_bound = None
 
     @classmethod
-    def stand_ins(cls, row_bound, n_outputs=None, *, data_norm=None, fit_intercept=False,
-                  **params):
-        """A stable step for the hinge, which has no smoothness bound (with ``data_norm``).
-
-        Parameters
-        ----------
-        row_bound : float or None
-            Public bound on the norm of an implicit row; None when rows are
-            not bounded (then no stand-in is reported).
-        n_outputs : int or None
-            Number of one-vs-rest columns (unused).
-        data_norm : float or None, default=None
-            The estimator's public bound on the feature rows' norms ``B``.
-        fit_intercept : bool, default=False
-            Whether the rows carry the intercept feature (one more in ``B**2``).
-        **params
-            Unused.
-
-        Returns
-        -------
-        dict
-            ``'step'``: ``HINGE_STEP / (B**2 + fit_intercept)``, and the
-            margin losses' ``'iterations'``.
-        """
-        stand_ins = super().stand_ins(row_bound, n_outputs, data_norm=data_norm,
-                                      fit_intercept=fit_intercept, **params)
-        if stand_ins:
-            B2 = float(data_norm) ** 2 + float(bool(fit_intercept))
-            stand_ins["step"] = HINGE_STEP / B2
+    def _bounded_stand_ins(cls, data_norm, fit_intercept, **params):
+        # a stable step for the hinge, which has no smoothness bound:
+        # HINGE_STEP / (B**2 + fit_intercept), with the margin losses' iterations
+        stand_ins = super()._bounded_stand_ins(data_norm, fit_intercept, **params)
+        stand_ins["step"] = HINGE_STEP / (data_norm ** 2 + float(fit_intercept))
         return stand_ins
 
     def _dloss(self, m):

@@ -58,7 +58,7 @@ class SquaredLoss(GLMLoss):
     """
 
     capabilities = frozenset({"gradient", "gradient_difference", "grouped_gradient", "values",
-                              "smooth", "convex", "hessian"})
+                              "smooth", "convex", "hessian", "least_squares"})
     curvature_bound = 1.0
     third_derivative_bound = 0.0
 

@@ -41,7 +41,8 @@ class ProblemSpec:
         parameters: the per-node queries of decentralised solvers),
         'smooth', 'convex', 'hessian',
         'values' (per-example loss values, clippable to [0, C], for
-        queries such as AboveThreshold on loss decreases).
+        queries such as AboveThreshold on loss decreases), 'least_squares'
+        (the loss fits real-valued responses: a regression).
     smoothness : float or None
         The loss's public smoothness bound (from ``data_norm``), None when it
         has none.

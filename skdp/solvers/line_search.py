@@ -268,7 +268,7 @@ class LineSearch(Solver):
                        "planned_iter": "max_iter_cap"}
 
     def poor_on_few_rows(self, loss_capabilities):
-        """True on a loss that is not convex (matrix sensing, the sigmoid loss).
+        """True on a loss that is not convex (matrix sensing, the sigmoid loss) or least squares.
 
         The Armijo tests are sums over the data compared under noise of
         scale ``loss_clip / epsilon``: on a few hundred rows of matrix
@@ -285,7 +285,7 @@ class LineSearch(Solver):
         -------
         bool
         """
-        return "convex" not in loss_capabilities
+        return "convex" not in loss_capabilities or "least_squares" in loss_capabilities
     option_constraints = {
         "learning_rate": [StrOptions({"auto"}), POSITIVE],
         "step_scale": [POSITIVE],
