@@ -26,8 +26,8 @@ __all__ = ["pass_threads", "map_blocks"]
 _LOCK = threading.Lock()
 #: the controller (built once), the pool, and the BLAS limit in force while
 #: passes run threads (one limit for every concurrent pass, restored by the last)
-_STATE = {"controller": None, "pool": None, "pool_size": 0, "limiter": None, "active": 0,
-          "user_limit": None}
+_STATE = {"controller": None, "blas": None, "pool": None, "pool_size": 0, "limiter": None,
+          "active": 0, "user_limit": None}
 
 
 def _controller():
@@ -61,17 +61,29 @@ def pass_threads(n_blocks):
     return max(1, min(int(n_blocks), int(cpu_count()), int(user_limit)))
 
 
+def _blas_libraries(controller):
+    """The BLAS libraries' controllers (selected once: ``info()`` costs more than a
+    small pass, and a pass asks for the limit every time it starts)."""
+    with _LOCK:
+        if _STATE["blas"] is None:
+            _STATE["blas"] = controller.select(user_api="blas").lib_controllers
+        return _STATE["blas"]
+
+
 def _blas_limit(controller):
-    limits = [lib["num_threads"] for lib in controller.info() if lib["user_api"] == "blas"]
+    limits = [lib.get_num_threads() for lib in _blas_libraries(controller)]
     return min(limits) if limits else cpu_count()
 
 
 def _enter_single_blas():
-    controller = _controller()
+    libraries = _blas_libraries(_controller())
     with _LOCK:
         if _STATE["active"] == 0:
-            _STATE["user_limit"] = _blas_limit(controller)
-            _STATE["limiter"] = controller.limit(limits=1, user_api="blas")
+            originals = [lib.get_num_threads() for lib in libraries]
+            _STATE["user_limit"] = min(originals) if originals else cpu_count()
+            for lib in libraries:
+                lib.set_num_threads(1)
+            _STATE["limiter"] = originals  # restored by the last pass to leave
         _STATE["active"] += 1
 
 
@@ -79,7 +91,8 @@ def _leave_single_blas():
     with _LOCK:
         _STATE["active"] -= 1
         if _STATE["active"] == 0:
-            _STATE["limiter"].restore_original_limits()
+            for lib, n_threads in zip(_STATE["blas"], _STATE["limiter"]):
+                lib.set_num_threads(n_threads)
             _STATE["limiter"] = _STATE["user_limit"] = None
 
 
