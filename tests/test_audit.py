@@ -518,10 +518,48 @@ def _shared_seed_audit(estimator, design=None, n_runs=None):
                            run_context=cached_calibration)
 
 
+def _noise_of_two_fits(estimator, design):
+    """Every noise value each of two fits with one seed on one accountant draws."""
+    door = importlib.import_module("skdp.accounting.release")
+
+    draws, sampler = [], door._draw_noise
+
+    def capture(mechanism, scale, rng, shape):
+        noise = sampler(mechanism, scale, rng, shape)
+        draws[-1].append(np.ravel(noise))
+        return noise
+
+    estimator = sklearn.base.clone(estimator).set_params(
+        random_state=5, accountant=skdp.BudgetAccountant())
+    with mock.patch.object(door, "_draw_noise", capture):
+        for _ in range(2):
+            draws.append([])
+            estimator.fit(design.X, design.y)
+    return [np.concatenate(d) for d in draws]
+
+
 @pytest.mark.parametrize("design, solver", CONTROL_PARAMS)
-def test_shared_seed_audit_passes(design, solver):
+def test_two_fits_with_one_seed_share_no_noise_value(design, solver):
     # two fits with one seed, charged to one accountant (as GridSearchCV runs
-    # them): independent noise, so the pair leaks no more than one fit
+    # them), at the planned steps: not one noise value of the second fit is
+    # one of the first's (the exact form of what the shared-seed audit below
+    # tests statistically, for every pairing in a second)
+    first, second = _noise_of_two_fits(design.make(solver), design)
+    assert first.size > 0 and second.size > 0
+    assert np.intersect1d(first, second).size == 0
+
+
+def test_the_noise_comparison_catches_a_reused_seed():
+    design = DESIGNS["logistic"]
+    params = design.make("gd").get_params()
+    first, second = _noise_of_two_fits(_SeedReusingLogisticRegression(**params), design)
+    np.testing.assert_array_equal(first, second)
+
+
+def test_shared_seed_audit_passes():
+    # end to end, statistically, on the default solver: independent noise, so
+    # the pair leaks no more than one fit (every pairing: the exact test above)
+    design, solver = DESIGNS["logistic"], "gd"
     estimator = design.make(solver)
     assert estimator.max_iter == design.planned_steps(solver)
     result = _shared_seed_audit(estimator, design)
