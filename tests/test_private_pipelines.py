@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+from joblib import Parallel, delayed
 from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
@@ -101,32 +102,43 @@ def _split(name, seed):
     return train_test_split(X, y, test_size=0.3, random_state=seed, stratify=y)
 
 
+def _accuracy_cells(clf_name, name, seed):
+    """One seed's test accuracies of one (classifier, data) row, by column."""
+    private, public = CLASSIFIERS[clf_name]
+    bounds = documented_bounds(name)
+    X_tr, X_te, y_tr, y_te = _split(name, seed)
+    cells = {}
+    for eps in EPSILONS:
+        model = make_pipeline(BoundedScaler(bounds), private(
+            epsilon=eps, accountant=BudgetAccountant(), random_state=seed))
+        cells[eps] = model.fit(X_tr, y_tr).score(X_te, y_te)
+    leaky = make_pipeline(StandardScaler(), private(
+        epsilon=1.0, accountant=BudgetAccountant(), random_state=seed))
+    cells["scaler eps=1"] = leaky.fit(X_tr, y_tr).score(X_te, y_te)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        base = make_pipeline(StandardScaler(), public()).fit(X_tr, y_tr)
+    cells["non-private"] = base.score(X_te, y_te)
+    return cells
+
+
 @pytest.fixture(scope="module")
 def accuracy():
     """Mean test accuracy over 5 seeds per (classifier, data, column).
 
     Each fit is charged to a fresh accountant, so seed s draws the noise of
-    a first fit with seed s (as in ``benchmarks/small_sets.py``).
+    a first fit with seed s (as in ``benchmarks/small_sets.py``). The rows'
+    seeds run on both cores.
     """
+    rows = [(c, n, seed) for c in CLASSIFIERS for n in LOADERS for seed in SEEDS]
+    found = Parallel(n_jobs=2)(delayed(_accuracy_cells)(*row) for row in rows)
     table = {}
-    for clf_name, (private, public) in CLASSIFIERS.items():
+    for clf_name in CLASSIFIERS:
         for name in LOADERS:
-            bounds = documented_bounds(name)
-            cells = {key: [] for key in (*EPSILONS, "scaler eps=1", "non-private")}
-            for seed in SEEDS:
-                X_tr, X_te, y_tr, y_te = _split(name, seed)
-                for eps in EPSILONS:
-                    model = make_pipeline(BoundedScaler(bounds), private(
-                        epsilon=eps, accountant=BudgetAccountant(), random_state=seed))
-                    cells[eps].append(model.fit(X_tr, y_tr).score(X_te, y_te))
-                leaky = make_pipeline(StandardScaler(), private(
-                    epsilon=1.0, accountant=BudgetAccountant(), random_state=seed))
-                cells["scaler eps=1"].append(leaky.fit(X_tr, y_tr).score(X_te, y_te))
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    base = make_pipeline(StandardScaler(), public()).fit(X_tr, y_tr)
-                cells["non-private"].append(base.score(X_te, y_te))
-            table[clf_name, name] = {k: float(np.mean(v)) for k, v in cells.items()}
+            seeds = [cells for (c, n, _), cells in zip(rows, found)
+                     if (c, n) == (clf_name, name)]
+            table[clf_name, name] = {key: float(np.mean([cells[key] for cells in seeds]))
+                                     for key in seeds[0]}
     return table
 
 
