@@ -33,7 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..validation import POSITIVE, POSITIVE_INT, UNIT_INTERVAL_RIGHT_OPEN, StrOptions
-from ..accounting import Composed, Gaussian, Repeated, calibrate, get_epsilon, noise_mechanism
+from ..accounting import (Composed, Gaussian, Repeated, calibrate, compose_runs, get_epsilon,
+                          noise_mechanism)
 from ._base import Plan, Solver, SolverResult
 from ._first_order import noisy_first_order
 from .budget_rules import work_capped_steps, zcdp_rho
@@ -53,18 +54,6 @@ __all__ = [
 _SPLITS = ("uniform", "optimal")
 _SAFETY = 1.0 + 1e-12  # relative margin on noise scales computed in closed form
 _LEVELS = 48  # most distinct noise levels of a subsampled Gaussian run (RDP cost)
-
-
-def _tree(make, zs):
-    """``Composed`` of the per-step mechanisms, consecutive equal levels as ``Repeated``."""
-    parts = []
-    start = 0
-    for t in range(1, len(zs) + 1):
-        if t == len(zs) or zs[t] != zs[start]:
-            mech = make(float(zs[start]))
-            parts.append(mech if t - start == 1 else Repeated(mech, t - start))
-            start = t
-    return Composed(parts)
 
 
 # -- schedules and bounds (public quantities only) ----------------------------
@@ -419,7 +408,9 @@ class _Accelerated(Solver):
                     epsilon, delta)
             zs = common * w
         return Plan(
-            spec=spec, mechanism=_tree(make, zs), n_iter=T, noise_multiplier=float(common),
+            # consecutive steps of one level charged as one Repeated
+            spec=spec, mechanism=compose_runs(make(float(z)) for z in zs), n_iter=T,
+            noise_multiplier=float(common),
             details={
                 "noise_multipliers": zs, "schedule": schedule, "shares": shares,
                 "log_weights": log_a, "smoothness": L, "strong_convexity": mu,
