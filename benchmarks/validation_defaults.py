@@ -164,7 +164,8 @@ def run(folder=None, epsilons=EPSILONS, n_splits=len(SPLITS), seeds=SEEDS, max_r
                     row = []
                     for v in grid:
                         # at its current value every option is the same fit: run it once
-                        key = (label, name, eps, option if v != current else "current")
+                        same = ("current",) if v == current else (option, v)
+                        key = (label, name, eps) + same
                         if key not in cache:
                             cache[key] = accuracies(make, option, v, eps, data[name], seeds)
                         a = cache[key]
