@@ -6,6 +6,7 @@ footer, or (``head=True``) heads the file with the command.
 
 import contextlib
 import io
+import os
 import subprocess
 import sys
 import time
@@ -39,6 +40,14 @@ def _commit():
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+def _machine():
+    """What the run had, read when it ends: cores, niceness, BLAS threads, load."""
+    threads = os.environ.get("OMP_NUM_THREADS", "unset")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return (f"{os.cpu_count()} cores, nice {os.nice(0)}, OMP_NUM_THREADS={threads}, "
+            f"load average {load:.1f} at the end")
+
+
 @contextlib.contextmanager
 def write_results(path, command, mode=None, *, head=False):
     """Print to stdout and to ``path``, recording the command.
@@ -59,7 +68,7 @@ def write_results(path, command, mode=None, *, head=False):
             if not head:
                 elapsed = time.perf_counter() - start
                 print(f"\n---\nWritten by `{command}` ({mode} mode) on commit {commit}, "
-                      f"{elapsed / 60:.1f} min on 2 shared cores (nice 5, OMP_NUM_THREADS=1).")
+                      f"{elapsed / 60:.1f} min; {_machine()}.")
         if head:
             path.write_text(f"Written by `{command}`" + (f" ({mode})" if mode else "")
                             + ".\n\n" + out.getvalue())
