@@ -98,8 +98,8 @@ def _tiers_on_request(request):
 # benchmarks, reads a real data set, or took more than about a second and a half in
 # ``pytest -m "not heavy" --durations=80`` on 2 shared cores; the full run (plain
 # ``pytest``) runs every one of them.
-HEAVY_MODULES = {"test_estimator_checks.py", "test_audit.py", "test_dask_backend.py",
-                 "test_benchmarks.py"}
+HEAVY_MODULES = {"test_estimator_checks.py", "test_estimator_checks_secure.py", "test_audit.py",
+                 "test_audit_secure.py", "test_dask_backend.py", "test_benchmarks.py"}
 REAL_DATA_FIXTURES = {"adult", "reuters"}
 HEAVY_TESTS = {  # measured over about a second (--durations), or reading a real data set
     "test_accelerated.py": {
@@ -112,6 +112,7 @@ HEAVY_TESTS = {  # measured over about a second (--durations), or reading a real
         "test_epsilon_never_negative_and_monotone",
     },
     "test_accounting_accountant.py": {
+        "test_workers_see_earlier_spends_and_reach_the_default_accountant",
         "test_default_accountant_replay_mode_and_ended_origin",
         "test_in_memory_accountant_budget_holds_in_worker_processes",
         "test_threads_never_exceed_budget",
@@ -180,6 +181,7 @@ HEAVY_TESTS = {  # measured over about a second (--durations), or reading a real
         "test_gridsearch_in_workers_charges_the_accountant_in_force",
     },
     "test_private_pipelines.py": {
+        "test_bounded_pipeline_at_eps_1_is_within_3_points_of_the_leaking_scaler",
         "test_accuracy_does_not_fall_as_epsilon_grows",
         "test_demo_runs_end_to_end_and_says_what_its_privacy_covers",
     },
