@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .accounting.release import poisson_positions, release
-from .losses import CompensatedSum, LinearDesign, float64_total
+from .losses import CompensatedSum, LinearDesign, float64_total, one_blas_thread
 from .validation import check_array, check_classification_targets  # errors quote no value
 
 __all__ = ["is_dask_collection", "as_dask_arrays", "feature_names", "DaskLoss", "DaskNodes",
@@ -342,6 +342,9 @@ class DaskLoss:
     coef_shape : tuple of int
         The shape of the coefficients (public).
     """
+
+    #: linear algebra on released values on one BLAS thread (see PrivateQueries)
+    one_blas_thread = staticmethod(one_blas_thread)
 
     def __init__(self, X, y, recipe, coef_shape):
         dask, _ = _dask()

@@ -131,3 +131,34 @@ def test_decision_is_the_same_with_one_and_two_threads(order, dtype, n_outputs):
         two = design.decision(W)
     np.testing.assert_array_equal(one, two)
     np.testing.assert_allclose(one, X.astype(np.float64) @ W, rtol=1e-12)
+
+
+@pytest.mark.parametrize("solver", ["auto", "preconditioned_gd"])
+def test_the_full_preconditioner_is_the_same_with_one_and_two_threads(solver):
+    # 100 features: LAPACK's eigendecomposition of the noisy Gram matrix runs
+    # its BLAS in threads at this size, and rounded differently with 1 and 2
+    X, y = _data(n=20_000, d=100)
+    make = lambda: DPLogisticRegression(solver=solver, classes=[0, 1], random_state=0)  # noqa: E731
+    one = _fit(make(), X, y, 1)
+    assert one.solver_ == "preconditioned_gd"
+    two = _fit(make(), X, y, 2)
+    np.testing.assert_array_equal(one.coef_, two.coef_)
+    np.testing.assert_array_equal(one.intercept_, two.intercept_)
+
+
+def test_one_blas_thread_holds_the_blas_at_one_and_restores_it():
+    from threadpoolctl import threadpool_info
+
+    from skdp.losses import one_blas_thread
+
+    def blas():
+        return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+    with threadpool_limits(2):
+        before = blas()
+        with one_blas_thread():
+            assert set(blas()) == {1}
+            with one_blas_thread():
+                assert set(blas()) == {1}
+            assert set(blas()) == {1}
+        assert blas() == before

@@ -21,6 +21,7 @@ from ._design import LinearDesign
 from ._factor_stand_ins import factor_step
 from ._float64_sums import CompensatedSum, column_totals, float64_total
 from ._glm import GLMLoss
+from ._threads import one_blas_thread
 from .logistic import BinaryLogisticLoss, MultinomialLogisticLoss
 from .hinge import HINGE_LOSSES, HingeLoss, SigmoidLoss, SmoothHingeLoss, SquaredHingeLoss
 from .matrix_sensing import MatrixSensingLoss
@@ -43,5 +44,6 @@ __all__ = [
     "CompensatedSum",
     "column_totals",
     "factor_step",
+    "one_blas_thread",
     "float64_total",
 ]

@@ -11,6 +11,7 @@ the sensitivity ``loss_clip``.
 import numpy as np
 
 from ._float64_sums import float64_total
+from ._threads import one_blas_thread
 
 __all__ = ["BatchSums"]
 
@@ -21,6 +22,10 @@ class BatchSums:
     The class using it provides ``n_samples`` and
     ``loss_values(W, idx=None, loss_clip=None)``.
     """
+
+    #: a context for linear algebra on released values that must round the same
+    #: whatever the thread count (:func:`~skdp.losses.one_blas_thread`)
+    one_blas_thread = staticmethod(one_blas_thread)
 
     def sample_rows(self, rng, rate):
         """Draw a Poisson sample: each row independently with probability ``rate``.

@@ -17,11 +17,12 @@ so the threads do not oversubscribe the cores; matrix-matrix products
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 from joblib import cpu_count
 from threadpoolctl import ThreadpoolController
 
-__all__ = ["pass_threads", "map_blocks"]
+__all__ = ["pass_threads", "map_blocks", "one_blas_thread"]
 
 _LOCK = threading.Lock()
 #: the controller (built once), the pool, and the BLAS limit in force while
@@ -162,3 +163,23 @@ def map_blocks(work, n_blocks, n_threads, single_blas=False):
     finally:
         _leave_single_blas()
     return results
+
+
+@contextmanager
+def one_blas_thread():
+    """Run the block's BLAS and LAPACK calls on one thread (nestable, thread-safe).
+
+    For linear algebra on released values whose rounding depends on the
+    BLAS's thread count (an eigendecomposition of a noisy Gram matrix, a
+    matrix-matrix product): inside it, the result is the same whatever the
+    user's thread limit. Shares the limit with the passes of
+    :func:`map_blocks`, so concurrent fits restore the user's limit once.
+    """
+    if _blas_limit(_controller()) <= 1 and not _STATE["active"]:
+        yield
+        return
+    _enter_single_blas()
+    try:
+        yield
+    finally:
+        _leave_single_blas()

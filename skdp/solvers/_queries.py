@@ -297,6 +297,20 @@ class PrivateQueries:
         G /= self._spec.n_samples
         return G
 
+    def one_blas_thread(self):
+        """A context in which BLAS and LAPACK calls run on one thread.
+
+        For post-processing of released values whose rounding follows the
+        BLAS's thread count (an eigendecomposition, a matrix-matrix product):
+        inside it, the fit's output is bitwise the same whatever the user's
+        thread limit, as the passes over the data are.
+
+        Returns
+        -------
+        context manager
+        """
+        return self._loss.one_blas_thread()
+
     def _second_moment_noise(self, name, noise_multiplier):
         """Check a second-moment query, consume its Gaussian; the Gaussian and ``R^2``."""
         spec = self._spec

@@ -221,7 +221,8 @@ class PreconditionedGD(Solver):
         else:
             G = queries.noisy_gram(plan.details["gram_noise_multiplier"])
             ridge = plan.details["damping"] * kappa * sigma * math.sqrt(2.0 * p) / spec.n_samples
-            values, vectors = np.linalg.eigh(G)
+            with queries.one_blas_thread():  # LAPACK's rounding follows its thread count
+                values, vectors = np.linalg.eigh(G)
             scale = kappa * np.maximum(values, 0.0) + ridge + penalty_curvature
 
             def precondition(g):
