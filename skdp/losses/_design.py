@@ -540,7 +540,7 @@ class LinearDesign:
             Row ``i`` adds a term of Frobenius norm ``||[s_i x_i, c]||**2``.
         """
         if self.row_scale is not None or self._extreme is not None or sp.issparse(self.X):
-            return self.weighted_gram(np.ones(self.n_samples))
+            return self.weighted_gram(None)
         # dense rows used as they are: X.T @ X without a scaled copy of X, in
         # float64 blocks (a float32 block cast as it is read), compensated
         d = self.n_features
@@ -602,8 +602,10 @@ class LinearDesign:
 
         Parameters
         ----------
-        w : ndarray of shape (n_rows,)
-            Per-row weights (for a GLM: the clipped second derivatives).
+        w : ndarray of shape (n_rows,) or None
+            Per-row weights (for a GLM: the clipped second derivatives); None
+            for weights 1 (the Gram matrix: each dense block's product is then
+            symmetric, ``Y.T @ Y``, half the work of a weighted one).
         idx : ndarray of int or None
             Rows to use, aligned with ``w``; None for all.
 
@@ -614,7 +616,8 @@ class LinearDesign:
             row ``i`` adds a term of Frobenius norm ``|w_i| ||[s_i x_i, c]||**2``.
         """
         X, scale = self._rows(idx)
-        w = np.asarray(w, dtype=np.float64)
+        unit = w is None
+        w = np.ones(X.shape[0]) if unit else np.asarray(w, dtype=np.float64)
         extreme = self.extreme_rows(idx)
         ws = w if scale is None else w * scale   # extreme rows: scale 0
         ws2 = ws if scale is None else ws * scale
@@ -625,7 +628,17 @@ class LinearDesign:
             for block, B in csr_blocks(X, max(csr_rows(X.shape[0]), d)):
                 acc.add((B.T @ sp.diags(ws2[block]) @ B).toarray())
         else:
-            for part in self._dense_block_map(lambda Xb, block: (Xb * ws2[block, None]).T @ Xb, X):
+            if unit and scale is not None:  # sum_i (s_i x_i)(s_i x_i)^T: a symmetric product
+                def product(Xb, block):
+                    Y = Xb * scale[block, None]
+                    return Y.T @ Y
+            elif unit:
+                def product(Xb, block):
+                    return Xb.T @ Xb
+            else:
+                def product(Xb, block):
+                    return (Xb * ws2[block, None]).T @ Xb
+            for part in self._dense_block_map(product, X):
                 acc.add(part)
         feat = acc.value()
         cross = transpose_product(X, ws, blocks=self._csr_blocks(idx))

@@ -616,7 +616,7 @@ class GLMLoss(BatchSums):
         """
         if idx is None:
             return self.design.gram()
-        return self.design.weighted_gram(np.ones(len(idx)), idx)
+        return self.design.weighted_gram(None, idx)
 
     def gram_diagonal_sum(self, idx=None):
         """Diagonal of :meth:`gram_sum` (``n_params`` values, one pass).
