@@ -616,32 +616,36 @@ class LinearDesign:
             row ``i`` adds a term of Frobenius norm ``|w_i| ||[s_i x_i, c]||**2``.
         """
         X, scale = self._rows(idx)
-        unit = w is None
-        w = np.ones(X.shape[0]) if unit else np.asarray(w, dtype=np.float64)
+        unit_weights = w is None
+        w = np.ones(X.shape[0]) if unit_weights else np.asarray(w, dtype=np.float64)
         extreme = self.extreme_rows(idx)
         ws = w if scale is None else w * scale   # extreme rows: scale 0
         ws2 = ws if scale is None else ws * scale
         d = self.n_features
-        acc = CompensatedSum((d, d))
         if sp.issparse(X):
+            acc = CompensatedSum((d, d))
             # blocks large enough that the dense d x d partials stay cheap
             for block, B in csr_blocks(X, max(csr_rows(X.shape[0]), d)):
                 acc.add((B.T @ sp.diags(ws2[block]) @ B).toarray())
+            feat = acc.value()
+            cross = transpose_product(X, ws, blocks=self._csr_blocks(idx))
         else:
-            if unit and scale is not None:  # sum_i (s_i x_i)(s_i x_i)^T: a symmetric product
+            # each block's square and its weighted column sum while it is in cache
+            if unit_weights and scale is not None:  # sum_i (s_i x_i)(s_i x_i)^T: symmetric
                 def product(Xb, block):
                     Y = Xb * scale[block, None]
-                    return Y.T @ Y
-            elif unit:
+                    return Y.T @ Y, Y.sum(axis=0)
+            elif unit_weights:
                 def product(Xb, block):
-                    return Xb.T @ Xb
+                    return Xb.T @ Xb, Xb.sum(axis=0)
             else:
                 def product(Xb, block):
-                    return (Xb * ws2[block, None]).T @ Xb
-            for part in self._dense_block_map(product, X):
-                acc.add(part)
-        feat = acc.value()
-        cross = transpose_product(X, ws, blocks=self._csr_blocks(idx))
+                    return (Xb * ws2[block, None]).T @ Xb, Xb.T @ ws[block]
+            acc, col = CompensatedSum((d, d)), CompensatedSum((d,))
+            for square, column in self._dense_block_map(product, X):
+                acc.add(square)
+                col.add(column)
+            feat, cross = acc.value(), col.value()
         if extreme is not None:
             pos, unit, mult = extreme
             we = w[pos]
