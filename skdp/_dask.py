@@ -343,7 +343,7 @@ class DaskLoss:
         The shape of the coefficients (public).
     """
 
-    #: linear algebra on released values on one BLAS thread (see PrivateQueries)
+    # linear algebra on released values on one BLAS thread (see PrivateQueries)
     one_blas_thread = staticmethod(one_blas_thread)
 
     def __init__(self, X, y, recipe, coef_shape):

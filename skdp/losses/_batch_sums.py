@@ -23,8 +23,8 @@ class BatchSums:
     ``loss_values(W, idx=None, loss_clip=None)``.
     """
 
-    #: a context for linear algebra on released values that must round the same
-    #: whatever the thread count (:func:`~skdp.losses.one_blas_thread`)
+    # a context for linear algebra on released values that must round the same
+    # whatever the thread count (skdp.losses.one_blas_thread)
     one_blas_thread = staticmethod(one_blas_thread)
 
     def sample_rows(self, rng, rate):

@@ -174,6 +174,11 @@ def one_blas_thread():
     matrix-matrix product): inside it, the result is the same whatever the
     user's thread limit. Shares the limit with the passes of
     :func:`map_blocks`, so concurrent fits restore the user's limit once.
+
+    Yields
+    ------
+    None
+        Inside the ``with`` block, the BLAS libraries run on one thread.
     """
     if _blas_limit(_controller()) <= 1 and not _STATE["active"]:
         yield

@@ -308,6 +308,7 @@ class PrivateQueries:
         Returns
         -------
         context manager
+            Use as ``with queries.one_blas_thread(): ...``; nestable.
         """
         return self._loss.one_blas_thread()
 
