@@ -67,7 +67,8 @@ def write_results(path, command, mode=None, *, head=False):
             yield
             if not head:
                 elapsed = time.perf_counter() - start
-                print(f"\n---\nWritten by `{command}` ({mode} mode) on commit {commit}, "
+                how = f" ({mode} mode)" if mode else ""
+                print(f"\n---\nWritten by `{command}`{how} on commit {commit}, "
                       f"{elapsed / 60:.1f} min; {_machine()}.")
         if head:
             path.write_text(f"Written by `{command}`" + (f" ({mode})" if mode else "")
