@@ -35,6 +35,7 @@ import numpy as np
 from sklearn.base import is_classifier
 
 from .validation import (
+    AUTO_ALPHA_CAP,
     NONNEGATIVE,
     POSITIVE,
     POSITIVE_INT,
@@ -43,6 +44,7 @@ from .validation import (
     Boolean,
     InstanceOf,
     Interval,
+    resolve_alpha,
     resolve_delta,
     validate_params,
 )
@@ -246,11 +248,15 @@ class PrivateEstimatorMixin(AccountedMixin):
     def _loss_capabilities(self):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _penalty(self, mask=None):
+    def _penalty(self, mask=None, n_samples=None):
         """The penalty object of ``penalty`` (ridge when the estimator has none), ``alpha``
-        and ``l1_ratio``."""
+        (``'auto'`` resolved from the public ``n_samples``; without it, its cap) and
+        ``l1_ratio``."""
         name = getattr(self, "penalty", "l2")
-        alpha = self.alpha if isinstance(self.alpha, Real) else 0.0
+        alpha = self.alpha
+        if isinstance(alpha, str) and alpha == "auto":
+            alpha = AUTO_ALPHA_CAP if n_samples is None else resolve_alpha(alpha, n_samples)
+        alpha = alpha if isinstance(alpha, Real) else 0.0
         l1_ratio = getattr(self, "l1_ratio", 0.15)
         if not isinstance(l1_ratio, Real) or not 0 <= l1_ratio <= 1:
             l1_ratio = 0.15  # invalid: reported by fit
@@ -421,7 +427,7 @@ class PrivateEstimatorMixin(AccountedMixin):
             # F(0) bounds the objective at the start only when the start is 0
             initial_value=(initial_value if type(self)._initial_coef
                            is PrivateEstimatorMixin._initial_coef else None),
-            penalty=self._penalty(mask),
+            penalty=self._penalty(mask, n_samples),
             clip_norm=float(self.clip_norm),
             data_norm=None if self.data_norm is None else float(self.data_norm),
             epsilon=float(self.epsilon), delta=resolve_delta(self.delta, n_samples),

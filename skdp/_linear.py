@@ -18,6 +18,7 @@ from ._labels import label_targets
 from ._private_linear import PrivateLinearModel
 from .penalties import PENALTIES
 from .validation import (
+    ALPHA,
     Interval,
     StrOptions,
     check_classification_targets,
@@ -29,6 +30,7 @@ __all__ = ["PrivateLinearClassifier"]
 
 #: the penalty parameters the linear models take
 PENALTY_CONSTRAINTS = {
+    "alpha": ALPHA,
     "penalty": [None, StrOptions(set(PENALTIES))],
     "l1_ratio": [Interval(numbers.Real, 0, 1, closed="both")],
 }

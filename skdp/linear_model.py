@@ -100,11 +100,13 @@ class DPLogisticRegression(PrivateLinearClassifier):
         alone (solvers that need a convex objective are then not available;
         ``'second_order'`` is); or None for none. A penalty reads no data
         and costs no privacy.
-    alpha : float, default=1e-4
+    alpha : 'auto' or float, default='auto'
         Strength of the penalty. The data term is a *mean* over the n
         examples, so ``alpha`` relates to scikit-learn's ``C`` (which
-        multiplies a *sum*) by ``alpha = 1 / (C * n)``: scikit-learn's
-        default ``C=1.0`` on 10,000 rows is ``alpha=1e-4``.
+        multiplies a *sum*) by ``alpha = 1 / (C * n)``. 'auto':
+        ``min(1e-4, 1 / n)``, scikit-learn's default ``C=1.0`` capped at
+        1e-4 (SGDClassifier's default, which it equals at n = 10,000); n is
+        public (see :func:`~skdp.validation.resolve_alpha` for the measurements).
     l1_ratio : float in [0, 1], default=0.15
         The elastic-net mixing :math:`\rho` (``penalty='elasticnet'`` only):
         1 is the lasso, 0 the ridge.
@@ -178,7 +180,7 @@ class DPLogisticRegression(PrivateLinearClassifier):
         solver="auto",
         classes=None,
         penalty="l2",
-        alpha=1e-4,
+        alpha="auto",
         l1_ratio=0.15,
         fit_intercept=True,
         clip_norm=1.0,

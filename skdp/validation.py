@@ -60,6 +60,9 @@ __all__ = [
     "AUTO_DELTA_CAP",
     "DELTA",
     "resolve_delta",
+    "AUTO_ALPHA_CAP",
+    "ALPHA",
+    "resolve_alpha",
     "check_number",
     "check_epsilon",
     "check_delta",
@@ -228,6 +231,50 @@ def resolve_delta(delta, n_samples):
     if isinstance(delta, str) and delta == "auto":
         return min(AUTO_DELTA_CAP, 1.0 / (10.0 * max(int(n_samples), 1)))
     return float(delta)
+
+
+#: ``alpha='auto'``'s cap: SGDClassifier's default, and scikit-learn's C=1 on 10,000 rows
+AUTO_ALPHA_CAP = 1e-4
+
+
+def resolve_alpha(alpha, n_samples):
+    """The penalty strength a fit on ``n_samples`` records uses, from the public n.
+
+    ``alpha='auto'`` resolves to ``min(1e-4, 1 / n)``: the ridge of
+    scikit-learn's ``LogisticRegression(C=1.0)`` and ``LinearSVC(C=1.0)``
+    (``C`` multiplies a sum, ``alpha`` a mean: ``alpha = 1 / (C n)``), at most
+    1e-4 (the SGDClassifier default, used up to n = 10,000). A fixed 1e-4 biases
+    large fits towards small weights: on ill-conditioned features the
+    bias, not the noise, was most of the gap to the non-private model
+    (``benchmarks/results/proxy_heavy_tailed.md``). n is public under
+    zero-out neighbours, so the rule reads no data.
+
+    Parameters
+    ----------
+    alpha : 'auto' or float
+        The ``alpha`` parameter, already validated.
+    n_samples : int
+        The number of records the fit sees.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from skdp.validation import resolve_alpha
+    >>> resolve_alpha("auto", 1_000), resolve_alpha("auto", 50_000)
+    (0.0001, 2e-05)
+    >>> resolve_alpha(0.01, 50_000)
+    0.01
+    """
+    if isinstance(alpha, str) and alpha == "auto":
+        return min(AUTO_ALPHA_CAP, 1.0 / max(int(n_samples), 1))
+    return float(alpha)
+
+
+#: the constraint of an estimator's ``alpha`` parameter where 'auto' is offered
+ALPHA = [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")]
 
 
 #: the constraint of an estimator's ``delta`` parameter: 'auto' or a float in [0, 1)

@@ -5,6 +5,7 @@ import pytest
 from scipy import optimize
 
 import skdp
+from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression
 from skdp.penalties import ElasticNetPenalty, L1Penalty, L2Penalty, make_penalty
 from skdp.solvers import available_solvers
 
@@ -97,3 +98,26 @@ def test_l1_on_adult_is_accurate_and_sparse(adult, solver):
         zeros.append(np.mean(est.coef_ == 0))
     assert np.mean(accs) >= 0.83, accs
     assert min(zeros) >= 0.10, zeros
+
+
+@pytest.mark.parametrize("Est", [DPLogisticRegression, DPLinearSVC])
+@pytest.mark.parametrize("n, alpha", [(500, 1e-4), (20_000, 5e-5)])
+def test_alpha_auto_is_scikit_learns_c_1_capped_at_1e_4(Est, n, alpha):
+    # alpha='auto' = min(1e-4, 1/n): LogisticRegression(C=1)'s ridge, at most 1e-4
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n, 5))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = (X[:, 0] + 0.3 * rng.standard_normal(n) > 0).astype(int)
+    auto = Est(classes=[0, 1], random_state=0, accountant=BudgetAccountant()).fit(X, y)
+    explicit = Est(alpha=alpha, classes=[0, 1], random_state=0,
+                   accountant=BudgetAccountant()).fit(X, y)
+    assert auto.get_params()["alpha"] == "auto"
+    np.testing.assert_array_equal(auto.coef_, explicit.coef_)
+    np.testing.assert_array_equal(auto.intercept_, explicit.intercept_)
+
+
+@pytest.mark.parametrize("alpha", ["Auto", -1e-4, "1e-4"])
+def test_alpha_other_than_auto_or_a_nonnegative_number_is_refused(alpha):
+    X = np.eye(4)
+    with pytest.raises(ValueError, match="alpha"):
+        DPLogisticRegression(alpha=alpha, classes=[0, 1]).fit(X, [0, 1, 0, 1])
