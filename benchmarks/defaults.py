@@ -121,6 +121,18 @@ def cpu(fit):
     return model, time.process_time() - start
 
 
+def imbalanced_rows(X, y, Xt, yt, seeds=range(3)):
+    """Print ROC AUC and accuracy of the default DPLogisticRegression at eps 1 and 0.1."""
+    print("| eps | ROC AUC | accuracy | solver |")
+    print("|---|---|---|---|")
+    for eps in (1.0, 0.1):
+        models = [DPLogisticRegression(epsilon=eps, random_state=s,
+                                       accountant=BudgetAccountant()).fit(X, y) for s in seeds]
+        auc = np.mean([roc_auc_score(yt, m.decision_function(Xt)) for m in models])
+        acc = np.mean([m.score(Xt, yt) for m in models])
+        print(f"| {eps:g} | {auc:.4f} | {acc:.4f} | {models[0].solver_} |", flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tune", action="store_true")
@@ -160,14 +172,7 @@ def main(argv=None):
 
     Xs, ys, Xst, yst = ill_conditioned()
     print("\nIll-conditioned imbalanced set (last 10,000 rows), DPLogisticRegression, 3 seeds:\n")
-    print("| eps | ROC AUC | accuracy | solver |")
-    print("|---|---|---|---|")
-    for eps in (1.0, 0.1):
-        models = [DPLogisticRegression(epsilon=eps, random_state=s,
-                                       accountant=BudgetAccountant()).fit(Xs, ys) for s in range(3)]
-        auc = np.mean([roc_auc_score(yst, m.decision_function(Xst)) for m in models])
-        acc = np.mean([m.score(Xst, yst) for m in models])
-        print(f"| {eps:g} | {auc:.4f} | {acc:.4f} | {models[0].solver_} |", flush=True)
+    imbalanced_rows(Xs, ys, Xst, yst)
 
     X, y = make_heavy_tailed_imbalanced()
     Xs, ys, Xst, yst = X[:50000], y[:50000], X[50000:], y[50000:]
@@ -176,14 +181,7 @@ def main(argv=None):
           "benchmarks/proxy_imbalanced.py), DPLogisticRegression, 3 seeds; non-private "
           f"LogisticRegression: ROC AUC {roc_auc_score(yst, reference.decision_function(Xst)):.4f},"
           f" accuracy {reference.score(Xst, yst):.4f}:\n")
-    print("| eps | ROC AUC | accuracy | solver |")
-    print("|---|---|---|---|")
-    for eps in (1.0, 0.1):
-        models = [DPLogisticRegression(epsilon=eps, random_state=s,
-                                       accountant=BudgetAccountant()).fit(Xs, ys) for s in range(3)]
-        auc = np.mean([roc_auc_score(yst, m.decision_function(Xst)) for m in models])
-        acc = np.mean([m.score(Xst, yst) for m in models])
-        print(f"| {eps:g} | {auc:.4f} | {acc:.4f} | {models[0].solver_} |", flush=True)
+    imbalanced_rows(Xs, ys, Xst, yst)
 
     X, y, Xt, yt = load_svmlight("reuters")
     models = [DPLogisticRegression(epsilon=1.0, random_state=s,
