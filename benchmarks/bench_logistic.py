@@ -30,7 +30,9 @@ Parts (Markdown tables):
 """
 
 import argparse
+import contextlib
 import resource
+import sys
 import time
 import tracemalloc
 import warnings
@@ -42,6 +44,7 @@ from threadpoolctl import threadpool_limits
 from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression
 from skdp.solvers import available_solvers
 from benchmark_data import load_adult
+from results_file import RESULTS, write_results
 
 
 
@@ -213,16 +216,25 @@ def main(argv=None):
                         help="the solvers timed one by one at the large point (default: all)")
     parser.add_argument("--n-large", type=int, default=1_000_000)
     parser.add_argument("--d-large", type=int, default=100)
+    parser.add_argument("--out", default=None,
+                        help="results file (default: benchmarks/results/bench_logistic.md for "
+                             "a run of every part at the defaults, else none)")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
-    if "adult" in args.parts:
-        adult(args.repeats)
-    if "large" in args.parts:
-        large(args.n_large, args.d_large, args.repeats, args.solver_repeats, args.solvers)
-    if "iteration" in args.parts:
-        iteration(args.repeats)
-    if "memory" in args.parts:
-        memory(args.n_large, args.d_large)
+    given = list(argv if argv is not None else sys.argv[1:])
+    out = args.out or (None if given else str(RESULTS / "bench_logistic.md"))
+    command = " ".join(["python benchmarks/bench_logistic.py"] + given)
+    with (write_results(out, command) if out else contextlib.nullcontext()):
+        if out:
+            print("# Fit time next to scikit-learn (defaults, same preprocessed input)")
+        if "adult" in args.parts:
+            adult(args.repeats)
+        if "large" in args.parts:
+            large(args.n_large, args.d_large, args.repeats, args.solver_repeats, args.solvers)
+        if "iteration" in args.parts:
+            iteration(args.repeats)
+        if "memory" in args.parts:
+            memory(args.n_large, args.d_large)
 
 
 if __name__ == "__main__":
