@@ -172,3 +172,37 @@ def test_offered_only_where_a_curvature_bound_exists():
     assert "preconditioned_gd" not in available_solvers(DPLogisticRegression(penalty="l1"))
     assert "preconditioned_gd" not in available_solvers(DPLogisticRegression(penalty="nonconvex"))
     assert "preconditioned_gd" not in available_solvers(DPMatrixSensing())
+
+
+@pytest.mark.parametrize("n_features, solver, preconditioner", [
+    (500, "preconditioned_gd", "noisy_gram"),         # the full majorizer up to 1000
+    (1500, "gd", None),                               # between 1000 and 2000: gd
+    (2500, "preconditioned_gd", "noisy_gram_diagonal"),  # above 2000: the diagonal one
+])
+def test_auto_takes_the_diagonal_preconditioner_in_high_dimension(
+        n_features, solver, preconditioner, monkeypatch):
+    import scipy.sparse as sp
+    called = []
+    for name in ("noisy_gram", "noisy_gram_diagonal"):
+        query = getattr(PrivateQueries, name)
+        monkeypatch.setattr(PrivateQueries, name, lambda self, z, _q=query, _n=name: (
+            called.append(_n), _q(self, z))[1])
+    X = sp.random(5000, n_features, density=0.004, format="csr", random_state=0)
+    X = normalize(X + sp.eye(5000, n_features, format="csr"))      # no empty row
+    y = np.asarray(X[:, :20].sum(axis=1)).ravel() > 0.05
+    model = DPLogisticRegression(max_iter=3, classes=[False, True], random_state=0,
+                                 accountant=BudgetAccountant()).fit(X, y)
+    assert model.solver_ == solver
+    assert called == ([] if preconditioner is None else [preconditioner])
+
+
+def test_reuters_defaults_take_the_diagonal_preconditioner(reuters):
+    # solver='auto' on Reuters (8,316 parameters, 7,770 rows): preconditioned_gd's
+    # diagonal mode, 60 steps after one noisy diagonal second moment
+    X, y, X_test, y_test = reuters
+    accountant = BudgetAccountant()
+    model = DPLinearSVC(epsilon=1.0, classes=[-1.0, 1.0], random_state=0,
+                        accountant=accountant).fit(X, y)
+    assert model.solver_ == "preconditioned_gd" and model.n_iter_ == 60
+    gram, steps = accountant.spends[0].mechanism.mechanisms
+    assert isinstance(gram, Gaussian) and steps.count == 60
