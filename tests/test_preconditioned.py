@@ -159,9 +159,9 @@ def test_high_dimension_takes_the_diagonal_preconditioner_and_learns(reuters):
         accountant = BudgetAccountant()
         model = Est(solver="preconditioned_gd", epsilon=1.0, random_state=0,
                     accountant=accountant).fit(X, y)
-        assert model.n_iter_ == 60
+        assert model.n_iter_ == 30
         gram, steps = accountant.spends[0].mechanism.mechanisms
-        assert isinstance(gram, Gaussian) and steps.count == 60
+        assert isinstance(gram, Gaussian) and steps.count == 30
         assert model.score(X_test, y_test) > majority + 0.002, Est
 
 
@@ -198,11 +198,11 @@ def test_auto_takes_the_diagonal_preconditioner_in_high_dimension(
 
 def test_reuters_defaults_take_the_diagonal_preconditioner(reuters):
     # solver='auto' on Reuters (8,316 parameters, 7,770 rows): preconditioned_gd's
-    # diagonal mode, 60 steps after one noisy diagonal second moment
+    # diagonal mode, 30 steps after one noisy diagonal second moment
     X, y, X_test, y_test = reuters
     accountant = BudgetAccountant()
     model = DPLinearSVC(epsilon=1.0, classes=[-1.0, 1.0], random_state=0,
                         accountant=accountant).fit(X, y)
-    assert model.solver_ == "preconditioned_gd" and model.n_iter_ == 60
+    assert model.solver_ == "preconditioned_gd" and model.n_iter_ == 30
     gram, steps = accountant.spends[0].mechanism.mechanisms
-    assert isinstance(gram, Gaussian) and steps.count == 60
+    assert isinstance(gram, Gaussian) and steps.count == 30

@@ -76,11 +76,11 @@ DEFAULT_DAMPING = 0.5
 DEFAULT_GRAM_SHARE = 0.5
 DEFAULT_AVERAGE = 0.5
 #: the diagonal preconditioner (above ``MAX_PARAMS``): steps and damping chosen
-#: on a validation split of Reuters' training file (``python
-#: benchmarks/defaults.py --tune-diagonal``; ``docs/solvers/preconditioned.md``,
-#: "High dimension"). Most of the noisy diagonal is noise there, so the damping
-#: sets the step length.
-DIAGONAL_STEPS = 60
+#: on validation splits of Reuters' training file (``python
+#: benchmarks/reuters_diagonal.py``, ``benchmarks/results/reuters_diagonal.md``;
+#: ``docs/solvers/preconditioned.md``, "High dimension"). Most of the noisy
+#: diagonal is noise there, so the damping sets the step length.
+DIAGONAL_STEPS = 30
 DIAGONAL_DAMPING = 16.0
 
 
