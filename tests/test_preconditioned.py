@@ -187,9 +187,11 @@ def test_auto_takes_the_diagonal_preconditioner_in_high_dimension(
         query = getattr(PrivateQueries, name)
         monkeypatch.setattr(PrivateQueries, name, lambda self, z, _q=query, _n=name: (
             called.append(_n), _q(self, z))[1])
-    X = sp.random(5000, n_features, density=0.004, format="csr", random_state=0)
-    X = normalize(X + sp.eye(5000, n_features, format="csr"))      # no empty row
-    y = np.asarray(X[:, :20].sum(axis=1)).ravel() > 0.05
+    rng = np.random.default_rng(0)                 # 5,000 sparse rows, 5 entries each
+    columns = rng.integers(0, n_features, size=(5000, 5))
+    X = normalize(sp.csr_matrix((rng.random(25000), (np.repeat(np.arange(5000), 5),
+                                                     columns.ravel())), (5000, n_features)))
+    y = (columns < 50).any(axis=1)
     model = DPLogisticRegression(max_iter=3, classes=[False, True], random_state=0,
                                  accountant=BudgetAccountant()).fit(X, y)
     assert model.solver_ == solver
