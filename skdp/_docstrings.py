@@ -28,7 +28,8 @@ solver : str, default='auto'
     :func:`skdp.solvers.available_solvers`); 'auto' picks
     ``'preconditioned_gd'`` (a private quadratic majorizer: 30 noisy
     Newton-like steps) from 5,000 rows and up to 1,000 parameters per
-    output when ``delta > 0``, ``data_norm`` is set, ``batch_size`` is
+    output, or above 2,000 (its diagonal preconditioner), when
+    ``delta > 0``, ``data_norm`` is set, ``batch_size`` is
     None and the loss and penalty are smooth, else ``'gd'``; the choice
     reads only public quantities and is recorded in ``solver_``.""",
     "fit_intercept": """\

@@ -159,9 +159,9 @@ def test_high_dimension_takes_the_diagonal_preconditioner_and_learns(reuters):
         accountant = BudgetAccountant()
         model = Est(solver="preconditioned_gd", epsilon=1.0, random_state=0,
                     accountant=accountant).fit(X, y)
-        assert model.n_iter_ == 60
+        assert model.n_iter_ == 30
         gram, steps = accountant.spends[0].mechanism.mechanisms
-        assert isinstance(gram, Gaussian) and steps.count == 60
+        assert isinstance(gram, Gaussian) and steps.count == 30
         assert model.score(X_test, y_test) > majority + 0.002, Est
 
 
@@ -172,3 +172,39 @@ def test_offered_only_where_a_curvature_bound_exists():
     assert "preconditioned_gd" not in available_solvers(DPLogisticRegression(penalty="l1"))
     assert "preconditioned_gd" not in available_solvers(DPLogisticRegression(penalty="nonconvex"))
     assert "preconditioned_gd" not in available_solvers(DPMatrixSensing())
+
+
+@pytest.mark.parametrize("n_features, solver, preconditioner", [
+    (500, "preconditioned_gd", "noisy_gram"),         # the full majorizer up to 1000
+    (1500, "gd", None),                               # between 1000 and 2000: gd
+    (2500, "preconditioned_gd", "noisy_gram_diagonal"),  # above 2000: the diagonal one
+])
+def test_auto_takes_the_diagonal_preconditioner_in_high_dimension(
+        n_features, solver, preconditioner, monkeypatch):
+    import scipy.sparse as sp
+    called = []
+    for name in ("noisy_gram", "noisy_gram_diagonal"):
+        query = getattr(PrivateQueries, name)
+        monkeypatch.setattr(PrivateQueries, name, lambda self, z, _q=query, _n=name: (
+            called.append(_n), _q(self, z))[1])
+    rng = np.random.default_rng(0)                 # 5,000 sparse rows, 5 entries each
+    columns = rng.integers(0, n_features, size=(5000, 5))
+    X = normalize(sp.csr_matrix((rng.random(25000), (np.repeat(np.arange(5000), 5),
+                                                     columns.ravel())), (5000, n_features)))
+    y = (columns < 50).any(axis=1)
+    model = DPLogisticRegression(max_iter=3, classes=[False, True], random_state=0,
+                                 accountant=BudgetAccountant()).fit(X, y)
+    assert model.solver_ == solver
+    assert called == ([] if preconditioner is None else [preconditioner])
+
+
+def test_reuters_defaults_take_the_diagonal_preconditioner(reuters):
+    # solver='auto' on Reuters (8,316 parameters, 7,770 rows): preconditioned_gd's
+    # diagonal mode, 30 steps after one noisy diagonal second moment
+    X, y, X_test, y_test = reuters
+    accountant = BudgetAccountant()
+    model = DPLinearSVC(epsilon=1.0, classes=[-1.0, 1.0], random_state=0,
+                        accountant=accountant).fit(X, y)
+    assert model.solver_ == "preconditioned_gd" and model.n_iter_ == 30
+    gram, steps = accountant.spends[0].mechanism.mechanisms
+    assert isinstance(gram, Gaussian) and steps.count == 30

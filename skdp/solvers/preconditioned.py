@@ -69,18 +69,18 @@ MAX_PARAMS = 2000
 #: ``solver='auto'`` takes this solver from this many rows (below, on
 #: scikit-learn's small sets, gd's budget rule did better; see
 #: ``PreconditionedGD.auto_accepts``) and up to this many parameters per
-#: output (its dense second moment)
+#: output (its dense second moment), and again above MAX_PARAMS (the diagonal one)
 AUTO_MIN_ROWS = 5000
 AUTO_MAX_PARAMS = 1000
 DEFAULT_DAMPING = 0.5
 DEFAULT_GRAM_SHARE = 0.5
 DEFAULT_AVERAGE = 0.5
 #: the diagonal preconditioner (above ``MAX_PARAMS``): steps and damping chosen
-#: on a validation split of Reuters' training file (``python
-#: benchmarks/defaults.py --tune-diagonal``; ``docs/solvers/preconditioned.md``,
-#: "High dimension"). Most of the noisy diagonal is noise there, so the damping
-#: sets the step length.
-DIAGONAL_STEPS = 60
+#: on validation splits of Reuters' training file (``python
+#: benchmarks/reuters_diagonal.py``, ``benchmarks/results/reuters_diagonal.md``;
+#: ``docs/solvers/preconditioned.md``, "High dimension"). Most of the noisy
+#: diagonal is noise there, so the damping sets the step length.
+DIAGONAL_STEPS = 30
 DIAGONAL_DAMPING = 16.0
 
 
@@ -140,14 +140,19 @@ class PreconditionedGD(Solver):
         """Where the private majorizer pays (``solver='auto'``; public facts only).
 
         delta > 0 (its second moment is Gaussian), full batches, a row bound
-        (``data_norm``), at least ``AUTO_MIN_ROWS`` rows and at most
-        ``AUTO_MAX_PARAMS`` parameters per output (the second moment is
-        dense: p**2 memory, one n p**2 pass, a p**3 eigensolve); the
-        registry checks the loss and penalty (a curvature bound, a smooth
-        penalty). Chosen on validation splits of training data (``python
-        benchmarks/defaults.py``): below the row threshold gd's budget rule
-        did better on scikit-learn's small sets; the measurements are in
-        ``docs/solvers/preconditioned.md`` ("When to use it").
+        (``data_norm``), at least ``AUTO_MIN_ROWS`` rows, and either at most
+        ``AUTO_MAX_PARAMS`` parameters per output (the full preconditioner:
+        the second moment is dense, p**2 memory, one n p**2 pass, a p**3
+        eigensolve) or more than ``MAX_PARAMS`` (the diagonal one, O(p));
+        in between, gd. The registry checks the loss and penalty (a
+        curvature bound, a smooth penalty). Chosen on validation splits of
+        training data (``python benchmarks/defaults.py``): below the row
+        threshold gd's budget rule did better on scikit-learn's small sets;
+        above ``MAX_PARAMS`` the diagonal preconditioner beat gd on
+        validation splits of Reuters' training file for both classifiers
+        (``python benchmarks/reuters_diagonal.py``). The measurements are in
+        ``docs/solvers/preconditioned.md`` ("When to use it", "High
+        dimension").
 
         Parameters
         ----------
@@ -160,7 +165,8 @@ class PreconditionedGD(Solver):
         """
         n, p = facts.get("n_samples"), facts.get("n_params")
         return bool(n is not None and n >= AUTO_MIN_ROWS and p is not None
-                    and p <= AUTO_MAX_PARAMS and facts.get("delta_positive")
+                    and (p <= AUTO_MAX_PARAMS or p > MAX_PARAMS)
+                    and facts.get("delta_positive")
                     and facts.get("full_batch") and facts.get("row_bound"))
 
     def plan(self, spec):

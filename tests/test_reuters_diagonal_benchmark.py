@@ -1,0 +1,31 @@
+"""``benchmarks/reuters_diagonal.py`` chooses on Reuters' training file only."""
+
+import bz2
+
+import numpy as np
+from conftest import load_benchmark_script
+
+
+def test_the_validation_part_reads_only_the_training_file(tmp_path, monkeypatch):
+    bench = load_benchmark_script("reuters_diagonal")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 5))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=120) > 0, 1, -1)
+    cols = np.sort(rng.choice(8315, size=5, replace=False) + 1)
+    with bz2.open(tmp_path / "reuters.trn.bz2", "wt") as fh:
+        fh.write("\n".join(f"{label:+d} " + " ".join(f"{c}:{v:.4f}" for c, v in zip(cols, row))
+                           for label, row in zip(y, X)) + "\n")
+    with bz2.open(tmp_path / "reuters.tst.bz2", "wt") as fh:
+        fh.write("this is the test file\n")           # reading it would fail the run
+    monkeypatch.setenv("SKDP_SHARED_DATA", str(tmp_path))
+    monkeypatch.setattr(bench, "GRID", [(5, 16.0, 0.5), (5, 8.0, 0.5)])
+    monkeypatch.setattr(bench, "SEEDS", range(1))
+    monkeypatch.setattr(bench, "TIE_SEEDS", range(1, 2))
+    monkeypatch.setattr(bench, "EPSILONS", (1.0,))
+    monkeypatch.setattr(bench, "TIE_BREAK", 1)
+    lines = []
+    bench.validation(lines)
+    text = "\n".join(lines)
+    assert "| gd (auto before) |" in text
+    assert text.count("| diagonal T=5 c=16 average=0.5 |") in (1, 2)
+    assert "Tie-break" in text and "Largest mean: " in text
