@@ -47,7 +47,8 @@ def demo_tasks():
     behind a :class:`~skdp.preprocessing.BoundedScaler` built from the
     documented feature ranges, with the public label set passed as
     ``classes`` and the row bound ``data_norm=2``, ``DEMO_DATA_NORM``, chosen
-    on validation splits of training data), and DPMatrixSensing on a synthetic 10 x 10 rank-2 problem.
+    on validation splits of training data), and DPMatrixSensing on a
+    synthetic 10 x 10 rank-2 problem.
 
     Returns
     -------
