@@ -58,3 +58,35 @@ def test_output_perturbation_prototype_noise_scale(bench, monkeypatch):
     bench.output_perturbation_accuracy("breast_cancer", 0.01, 1.0, 0, X_in, y_in, X_val, y_val)
     z = calibrate(lambda m: Gaussian(m), 1.0, bench.DELTA)
     assert captured["scale"] == pytest.approx(z * np.sqrt(2.0) / (len(X_in) * 0.01))
+
+
+def test_the_demo_uses_the_setting_chosen_on_validation(bench):
+    # the results file names the row-bound setting that won on validation
+    # splits; the demo's classifiers must carry exactly that setting
+    import re
+
+    from conftest import BENCHMARKS
+    from skdp import BudgetAccountant
+    from skdp.demo import demo_tasks
+
+    text = (BENCHMARKS / "results" / "small_data.md").read_text()
+    chosen = re.search(r"Chosen for the demo: \*\*(.+?)\*\*", text).group(1)
+    params = bench.CANDIDATES[chosen]
+    assert set(params) <= {"data_norm", "clip_norm"}  # a setting the demo can carry
+    tasks = [t for t in demo_tasks() if t[5] == "accuracy"]
+    assert len(tasks) == 4
+    for data, name, loader, private, public, metric in tasks:
+        estimator = private(1.0, 0, BudgetAccountant()).steps[-1][1]
+        defaults = type(estimator)().get_params()
+        for key in ("data_norm", "clip_norm"):
+            assert estimator.get_params()[key] == params.get(key, defaults[key]), (data, key)
+
+
+def test_the_demo_choice_is_the_best_mean_over_the_general_settings(bench):
+    rows = {("a", "E", label): {1.0: value} for label, value in
+            zip(bench.GENERAL, (0.5, 0.7, 0.6))}
+    rows[("b", "E", bench.GENERAL[0])] = {1.0: 0.9}   # defaults: mean 0.7 over its two cells
+    rows[("b", "E", bench.GENERAL[1])] = {1.0: 0.8}   # mean 0.75: chosen
+    chosen, means = bench.choose(rows)
+    assert chosen == bench.GENERAL[1]
+    assert means[bench.GENERAL[0]] == pytest.approx(0.7)
