@@ -102,6 +102,31 @@ def test_pure_filter_admits_pure_mechanisms_only():
     assert not f.admits(Laplace(1e6))
 
 
+def test_the_filter_computes_each_mechanisms_cost_once_per_accounting():
+    # line_search asks its filter about the same few mechanisms at every step:
+    # their RDP at the filter's order was 15 % of a fit on the audit's design
+    from skdp.accounting import filter as filter_module
+    from skdp.accounting.discrete import secure_accounting
+
+    f = PrivacyFilter(100.0, 1e-5, order=8.0)
+    step = SparseVector(0.05, 0.05)
+    with mock.patch.object(filter_module, "get_rdp", wraps=filter_module.get_rdp) as spy:
+        for _ in range(20):
+            assert f.admits(step)
+            f.spend(step)
+        assert spy.call_count == 1
+        with secure_accounting():  # secure accounting charges the discrete form anew
+            f.admits(Gaussian(3.0))
+            f.admits(Gaussian(3.0))
+        f.admits(Gaussian(3.0))
+        assert spy.call_count == 3
+    fresh = PrivacyFilter(100.0, 1e-5, order=8.0)
+    with secure_accounting():
+        assert f.cost(Gaussian(3.0)) == fresh.cost(Gaussian(3.0))
+    assert f.cost(Gaussian(3.0)) == float(get_rdp(Gaussian(3.0), orders=[8.0])[0])
+    assert f.spent == pytest.approx(20 * f.cost(step))
+
+
 def test_filter_needs_a_public_order_with_delta():
     with pytest.raises(ValueError, match="order > 1 fixed before the data is read"):
         PrivacyFilter(1.0, 1e-5)

@@ -162,3 +162,24 @@ def test_one_blas_thread_holds_the_blas_at_one_and_restores_it():
                 assert set(blas()) == {1}
             assert set(blas()) == {1}
         assert blas() == before
+
+
+def test_dual_averaging_sets_the_blas_limit_once_per_fit_not_per_round(monkeypatch):
+    # its rounds are products of a few rows; setting the limit to one thread and
+    # back around each of them cost a quarter of a round on the audit's design
+    from skdp.losses._threads import _blas_libraries, _controller
+
+    calls = []
+    for lib in _blas_libraries(_controller()):
+        monkeypatch.setattr(lib, "set_num_threads",
+                            lambda n, real=lib.set_num_threads: calls.append(n) or real(n))
+    X, y = _data(n=400, d=3)
+    est = DPLogisticRegression(solver="dual_averaging", classes=[0, 1], max_iter=50,
+                               random_state=0)
+    with threadpool_limits(2):
+        calls.clear()
+        one_fit = _fit(est, X, y, 2)
+    assert one_fit.n_iter_ == 50
+    assert 0 < len(calls) <= 4, len(calls)  # once down to 1 and once back, per library
+    with threadpool_limits(1):
+        np.testing.assert_array_equal(_fit(est, X, y, 1).coef_, one_fit.coef_)

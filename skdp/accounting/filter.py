@@ -37,6 +37,7 @@ import numpy as np
 from ..validation import check_delta, check_epsilon
 from .accountant import BudgetError
 from .mechanisms import Composed, FilteredRDP, Mechanism, PureDP
+from .discrete import is_secure_accounting
 from .epsilon_delta import get_epsilon
 from .rdp import DEFAULT_ORDERS, get_rdp, rdp_to_epsilon
 
@@ -153,6 +154,7 @@ class PrivacyFilter:
                 )
         self._costs = []
         self.admitted = []
+        self._cost_cache = {}
 
     @classmethod
     def for_plan(cls, planned, epsilon, delta):
@@ -205,6 +207,14 @@ class PrivacyFilter:
         """
         if not isinstance(mechanism, Mechanism):
             raise ValueError(f"PrivacyFilter: expected a Mechanism, got {mechanism!r}.")
+        # a solver asks for the same few mechanisms at every step: each cost is
+        # computed once per filter (and per accounting: secure mode discretizes)
+        key = (mechanism, is_secure_accounting())  # mechanisms are frozen dataclasses
+        if key not in self._cost_cache:
+            self._cost_cache[key] = self._compute_cost(mechanism)
+        return self._cost_cache[key]
+
+    def _compute_cost(self, mechanism):
         if self.order is None:
             return get_epsilon(mechanism, 0.0)  # finite only for pure-DP mechanisms
         return float(get_rdp(mechanism, orders=[self.order])[0])

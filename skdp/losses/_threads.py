@@ -137,7 +137,10 @@ def map_blocks(work, n_blocks, n_threads, single_blas=False):
     """
     if n_threads <= 1 or n_blocks <= 1:
         scratch = {}
-        if not single_blas or n_blocks == 0 or _blas_limit(_controller()) <= 1:
+        # inside a pass or a one_blas_thread block the BLAS is already held at one
+        # thread: joining it costs no threadpoolctl call (a tiny pass's overhead)
+        if not single_blas or n_blocks == 0 or (
+                not _STATE["active"] and _blas_limit(_controller()) <= 1):
             return [work(k, scratch) for k in range(n_blocks)]
         _enter_single_blas()
         try:

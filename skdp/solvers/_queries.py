@@ -535,6 +535,7 @@ class PrivateShards:
         self.sizes[: n % n_nodes] += 1
         self._offsets = np.concatenate([[0], np.cumsum(self.sizes)])
         self._rates = np.minimum(1.0, self.local_batch_size / self.sizes)
+        self._mechanisms = {}  # (noise multiplier, activation probability) -> base, round cost
         # a loss whose rows live elsewhere (the Dask back end) builds each
         # node's shard where it can run the node's rounds
         nodes = getattr(queries._loss, "node_shards", None)
@@ -585,15 +586,18 @@ class PrivateShards:
             ``(sum of the sample's clipped gradients + noise) / local_batch_size``.
         """
         q = self._queries
-        spec = q._spec
-        base = spec.noise(noise_multiplier, 1.0)
-        q._consume(round_cost(base, self.sampling_rate, activation.probability))
+        key = (float(noise_multiplier), float(activation.probability))
+        if key not in self._mechanisms:  # the same few public objects every round
+            base = q._spec.noise(noise_multiplier, 1.0)
+            self._mechanisms[key] = base, round_cost(base, self.sampling_rate, key[1])
+        base, cost = self._mechanisms[key]
+        q._consume(cost)
         active, mixing = activation.draw(q._rng)
         # each active node's own stream (secret, like the fit's generator): its
         # Poisson sample, then its noise; the same draws wherever the node runs
         seeds = q._rng.integers(0, 2 ** 63, size=len(active))
         coefs = np.asarray(node_coef, dtype=np.float64)[active]
-        C, rates = spec.clip_norm, self._rates[active]
+        C, rates = q._spec.clip_norm, self._rates[active]
         # a secure fit's nodes draw secure noise wherever they run (their own
         # streams are plain generators): the door sees the discrete mechanism
         if isinstance(q._rng, SecureGenerator):

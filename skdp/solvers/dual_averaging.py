@@ -489,27 +489,32 @@ class DualAveraging(Solver):
         S = np.zeros((n_nodes, P))       # sum_{tau <= last_i} a_tau x_i(tau)
         last = np.zeros(n_nodes)         # A at each node's last accumulation
         A, sq = 0.0, 0.0                 # A_t and sum of a_tau^2
-        for t in range(1, T + 1):
-            a = float(t) if strongly else 1.0
-            A_t = A + a
-            active, W, G = shards.round(gossip, X.reshape((n_nodes,) + shape),
-                                        plan.noise_multiplier)
-            S[active] += X[active] * (A_t - last[active])[:, None]
-            last[active] = A_t
-            Z[active] = W @ (Z[active] + a * G.reshape(len(active), P))
-            a_next = float(t + 1) if strongly else 1.0
-            A_next, sq = A_t + a_next, sq + a * a
-            sq_next = sq + a_next * a_next
-            if strongly:
-                gamma = np.where(penalised, d["gamma"],
-                                 d["gamma_intercept"] * math.sqrt(sq_next)).ravel()
-                step = (iota * A_next / gamma).reshape(shape)
-            else:  # one gamma for every coordinate
-                gamma = d["gamma"] * math.sqrt(t + 1)
-                step = iota * A_next / gamma
-            V = (-Z[active] / gamma).reshape((len(active),) + shape)
-            X[active] = spec.penalty.prox(V, step).reshape(len(active), P)
-            A = A_t
+        node_coef = X.reshape((n_nodes,) + shape)  # a view: X's rows as coefficients
+        if strongly:  # gamma per coordinate; only the unpenalised ones change
+            gamma = np.where(penalised, d["gamma"], 0.0).ravel()
+            free = ~penalised.ravel()
+        # the rounds' tiny products run on one BLAS thread anyway (their rounding
+        # must not follow the thread count): held once, not set twice per round
+        with queries.one_blas_thread():
+            for t in range(1, T + 1):
+                a = float(t) if strongly else 1.0
+                A_t = A + a
+                active, W, G = shards.round(gossip, node_coef, plan.noise_multiplier)
+                S[active] += X[active] * (A_t - last[active])[:, None]
+                last[active] = A_t
+                Z[active] = W @ (Z[active] + a * G.reshape(len(active), P))
+                a_next = float(t + 1) if strongly else 1.0
+                A_next, sq = A_t + a_next, sq + a * a
+                sq_next = sq + a_next * a_next
+                if strongly:
+                    gamma[free] = d["gamma_intercept"] * math.sqrt(sq_next)
+                    step = (iota * A_next / gamma).reshape(shape)
+                else:  # one gamma for every coordinate
+                    gamma = d["gamma"] * math.sqrt(t + 1)
+                    step = iota * A_next / gamma
+                V = (-Z[active] / gamma).reshape((len(active),) + shape)
+                X[active] = spec.penalty.prox(V, step).reshape(len(active), P)
+                A = A_t
         output = spec.options["output"]
         if output == "auto":
             output = "average" if "smooth" in spec.penalty.capabilities else "dual"
