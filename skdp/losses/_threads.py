@@ -138,7 +138,8 @@ def map_blocks(work, n_blocks, n_threads, single_blas=False):
     if n_threads <= 1 or n_blocks <= 1:
         scratch = {}
         # inside a pass or a one_blas_thread block the BLAS is already held at one
-        # thread: joining it costs no threadpoolctl call (a tiny pass's overhead)
+        # thread: joining the hold is a counter (no threadpoolctl call), and it
+        # keeps another fit's thread from restoring the limit under this pass
         if not single_blas or n_blocks == 0 or (
                 not _STATE["active"] and _blas_limit(_controller()) <= 1):
             return [work(k, scratch) for k in range(n_blocks)]
