@@ -24,6 +24,7 @@ from skdp.penalties import L2Penalty, NonConvexPenalty, make_penalty
 from skdp.matrix_sensing import make_matrix_sensing
 from skdp.solvers import PrivateQueries, available_solvers, get_solver
 from skdp.solvers.second_order import C1, C_HESS
+from skdp.validation import resolve_alpha
 
 DELTA = 1e-5
 
@@ -271,7 +272,7 @@ def test_certification_rate_goes_to_one_as_n_grows():
                 # eq. 11: the certified point is a ((1+c1) eps_g, (1+c) eps_H)-2NS point
                 loss = BinaryLogisticLoss(LinearDesign(X, True, 1.0), y.astype(float))
                 W = np.r_[est.coef_.ravel(), est.intercept_]
-                pen = NonConvexPenalty(est.alpha, np.r_[np.ones(3, bool), False])
+                pen = NonConvexPenalty(resolve_alpha(est.alpha, n), np.r_[np.ones(3, bool), False])
                 grad = loss.grad_sum(W) / n + pen.gradient(W)
                 H = loss.hessian(W) / n + np.diag(pen.hessian_diagonal(W))
                 assert np.linalg.norm(grad) <= est.gradient_tolerance_
