@@ -2,7 +2,7 @@
 
 Run by hand (minutes on 2 cores; timings are noisy on shared machines)::
 
-    python benchmarks/defaults.py              # validation of the auto rule + test table
+    python benchmarks/defaults.py              # ... + test table -> results/defaults.md
     python benchmarks/defaults.py --tune       # the grid behind preconditioned_gd's constants
     python benchmarks/defaults.py --tune-diagonal   # ... and its diagonal mode's (Reuters)
 
@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchmark_data import load_svmlight  # noqa: E402
 from small_sets import CLASSIFIERS, DATASETS, EPSILONS, split  # noqa: E402
 from proxy_imbalanced import make_heavy_tailed_imbalanced  # noqa: E402
+from results_file import RESULTS, write_results  # noqa: E402
 
 ESTIMATORS = (DPLogisticRegression, DPLinearSVC)
 
@@ -143,6 +144,14 @@ def main(argv=None):
         return tune()
     if args.tune_diagonal:
         return tune_diagonal()
+    with write_results(RESULTS / "defaults.md", "python benchmarks/defaults.py"):
+        print("# Defaults: validation of solver='auto' and the held-out checks\n")
+        report()
+    return 0
+
+
+def report():
+    """The validation table of the auto rule, then the held-out checks of the defaults."""
     adult, synth = validation_sets()
     print("## Validation (training data only)\n")
     print("| solver | Adult accuracy | synthetic AUC | small sets accuracy |")
@@ -188,7 +197,6 @@ def main(argv=None):
                                    accountant=BudgetAccountant()).fit(X, y) for s in range(3)]
     print(f"\nReuters, DPLogisticRegression, eps 1, 3 seeds: "
           f"{np.mean([m.score(Xt, yt) for m in models]):.4f} ({models[0].solver_})")
-    return 0
 
 
 if __name__ == "__main__":
