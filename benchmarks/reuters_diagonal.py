@@ -55,6 +55,12 @@ def _mean_score(Est, X, y, Xv, yv, eps, seeds=None, **kw):
     return float(np.mean([_fit(Est, X, y, eps, s, **kw).score(Xv, yv) for s in seeds]))
 
 
+#: the head of a validation table: one column per (estimator, epsilon), then the mean
+TABLE_HEAD = ["| candidate | " + " | ".join(f"LR eps {e:g} | SVC eps {e:g}" for e in EPSILONS)
+              + " | mean |",
+              "|---|" + "---|" * (2 * len(EPSILONS) + 1)]
+
+
 def validation(lines):
     X, y = load_svmlight_train("reuters")
     Xi, Xv, yi, yv = train_test_split(X, y, test_size=0.25, random_state=0, stratify=y)
@@ -65,9 +71,7 @@ def validation(lines):
               f"features; majority class {majority:.4f}, non-private LogisticRegression "
               f"{reference:.4f}. Mean accuracy over seeds 0-4 (LR: DPLogisticRegression, "
               "SVC: DPLinearSVC); 'mean' is the mean of the six columns.", "",
-              "| candidate | " + " | ".join(f"LR eps {e:g} | SVC eps {e:g}" for e in EPSILONS)
-              + " | mean |",
-              "|---|" + "---|" * (2 * len(EPSILONS) + 1)]
+              *TABLE_HEAD]
     candidates = [("gd (auto before)", dict(solver="gd"))]
     candidates += [(f"diagonal T={T} c={c:g} average={a:g}",
                     dict(solver="preconditioned_gd", max_iter=T,
@@ -86,9 +90,7 @@ def validation(lines):
               f"Tie-break: the {TIE_BREAK} largest means (and gd) again on new seeds "
               f"({TIE_SEEDS[0]}-{TIE_SEEDS[-1]}) and two more 75/25 splits of the training file "
               "(random_state 1 and 2).", "",
-              "| candidate | " + " | ".join(f"LR eps {e:g} | SVC eps {e:g}" for e in EPSILONS)
-              + " | mean |",
-              "|---|" + "---|" * (2 * len(EPSILONS) + 1)]
+              *TABLE_HEAD]
     splits = [train_test_split(X, y, test_size=0.25, random_state=r, stratify=y) for r in (1, 2)]
     for name in [r[0] for r in best] + [candidates[0][0]]:      # and gd, for comparison
         kw = dict(candidates)[name]
