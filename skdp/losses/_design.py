@@ -539,24 +539,7 @@ class LinearDesign:
         G : ndarray of shape (n_params, n_params), float64, symmetric
             Row ``i`` adds a term of Frobenius norm ``||[s_i x_i, c]||**2``.
         """
-        if self.row_scale is not None or self._extreme is not None or sp.issparse(self.X):
-            return self.weighted_gram(None)
-        # dense rows used as they are: X.T @ X without a scaled copy of X, in
-        # float64 blocks (a float32 block cast as it is read), compensated
-        d = self.n_features
-        acc, col = CompensatedSum((d, d)), CompensatedSum((d,))
-        for square, column in self._dense_block_map(lambda Xb, block: (Xb.T @ Xb, Xb.sum(axis=0))):
-            acc.add(square)
-            col.add(column)
-        feat = acc.value()
-        if not self.fit_intercept:
-            return 0.5 * (feat + feat.T)
-        c = self.intercept_scale
-        G = np.empty((d + 1, d + 1))
-        G[:d, :d] = 0.5 * (feat + feat.T)
-        G[:d, d] = G[d, :d] = c * col.value()
-        G[d, d] = c * c * self.n_samples
-        return G
+        return self.weighted_gram(None)
 
     def gram_diagonal(self, idx=None):
         """Diagonal of :meth:`gram`: ``sum_i [s_i x_i, c]_j ** 2`` per parameter, one pass.
