@@ -246,7 +246,7 @@ def resolve_alpha(alpha, n_samples):
     1e-4 (the SGDClassifier default, used up to n = 10,000). A fixed 1e-4 biases
     large fits towards small weights: on ill-conditioned features the
     bias, not the noise, was most of the gap to the non-private model
-    (``benchmarks/results/proxy_heavy_tailed.md``). n is public under
+    (``benchmarks/results/proxy_imbalanced.md``). n is public under
     zero-out neighbours, so the rule reads no data.
 
     Parameters
@@ -259,6 +259,8 @@ def resolve_alpha(alpha, n_samples):
     Returns
     -------
     float
+        ``min(1e-4, 1 / n_samples)`` for 'auto' (n taken as at least 1), else
+        ``float(alpha)``.
 
     Examples
     --------
