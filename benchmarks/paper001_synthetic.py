@@ -41,6 +41,7 @@ Run::
 import argparse
 import math
 import time
+from pathlib import Path
 
 import numpy as np
 from joblib import Parallel, delayed

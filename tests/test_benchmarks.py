@@ -102,3 +102,11 @@ def test_data_dir_resolution(bench, monkeypatch, tmp_path):
     args = bench.parse_args(["--quick", "--data-dir", str(tmp_path)])
     assert bench.config_from_args(args).data_dir == tmp_path
 
+
+
+@pytest.mark.parametrize("script", sorted(p.stem for p in BENCHMARKS.glob("*.py")))
+def test_every_benchmark_script_imports_without_running(script, capsys):
+    # a name lost in a merge (paper001_synthetic's Path) broke the script at
+    # import; and importing must not run a benchmark: the work is under main
+    load_benchmark_script(script)
+    assert capsys.readouterr().out == ""
