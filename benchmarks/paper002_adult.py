@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 import skdp
+from skdp.validation import resolve_alpha
 from benchmark_data import load_adult
 from benchmark_data import EXTRA_ENV, load_bank
 from dp_agd import dp_agd
@@ -68,7 +69,7 @@ def _fit(model, label, epsilon, seed, data):
     hinge = model == "svm"
     cls, fixed = (skdp.DPLinearSVC, {"loss": "hinge", "classes": [-1.0, 1.0]}) if hinge \
         else (skdp.DPLogisticRegression, {"classes": [-1.0, 1.0]})
-    alpha = cls(**fixed).get_params()["alpha"]
+    alpha = resolve_alpha(cls(**fixed).get_params()["alpha"], X.shape[0])
     if label == METHODS[0]:
         w, b, _, _ = dp_agd(X, y, loss="hinge" if hinge else "logistic", epsilon=epsilon,
                          delta=DELTA, alpha=alpha, rng=np.random.default_rng(seed))

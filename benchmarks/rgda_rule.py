@@ -18,9 +18,16 @@ from pathlib import Path
 import numpy as np
 
 from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression
+from skdp.validation import resolve_alpha
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from accelerated_rule import validation_split  # noqa: E402
+
+
+def public_smoothness(estimator, n_samples):
+    """The objective's public smoothness L: unit rows plus the intercept, and the ridge."""
+    curvature = 0.25 if isinstance(estimator, DPLogisticRegression) else 1.0 / 1.5
+    return curvature * 2.0 + resolve_alpha(estimator.alpha, n_samples)
 
 
 def main(seeds=range(3)):
@@ -39,8 +46,7 @@ def main(seeds=range(3)):
                     return np.mean([m.score(Xv, yv) for m in models]), models[0]
                 default, model = score({})
                 old, _ = score({"refresh_every": 10})
-                # the objective's public smoothness L (unit rows plus the intercept)
-                L = (0.25 if Est is DPLogisticRegression else 1.0 / 1.5) * 2.0 + model.alpha
+                L = public_smoothness(model, X.shape[0])
                 short, _ = score({"refresh_every": 1, "learning_rate": 1.0 / L})
                 print(f"| {name} | {eps:g} | {Est.__name__} | {majority:.4f} | {default:.4f} "
                       f"| {old:.4f} | {short:.4f} |", flush=True)

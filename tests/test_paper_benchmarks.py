@@ -138,3 +138,26 @@ def test_results_writer_footer_and_head_formats(tmp_path, capsys):
             raise RuntimeError
     assert headed.read_text() == "Written by `python y.py`.\n\nother\n"
     assert "table" in capsys.readouterr().out  # printed as usual too
+
+
+@pytest.mark.parametrize("model", ["logistic", "svm"])
+def test_paper002_every_method_fits_with_the_estimators_default_alpha(model):
+    # the classifiers' alpha default is 'auto' (a rule of the public n):
+    # DP-AGD and the training objective need the number it resolves to
+    import paper002_adult
+
+    X, y = make_classification(n_samples=400, n_features=5, random_state=0)
+    X = Normalizer().fit_transform(X)
+    y = np.where(y > 0, 1.0, -1.0)
+    for label in paper002_adult.METHODS:
+        accuracy, objective = paper002_adult._fit(model, label, 1.0, 0, (X, y, X, y))
+        assert 0.0 <= accuracy <= 1.0 and np.isfinite(objective)
+
+
+def test_rgda_rule_smoothness_reads_the_alpha_a_fit_uses():
+    import rgda_rule
+    from skdp import DPLinearSVC, DPLogisticRegression
+
+    # alpha='auto' is min(1e-4, 1 / n): 1e-5 at n = 100,000
+    assert rgda_rule.public_smoothness(DPLogisticRegression(), 100_000) == 0.5 + 1e-5
+    assert rgda_rule.public_smoothness(DPLinearSVC(alpha=0.01), 10) == 2.0 / 1.5 + 0.01
