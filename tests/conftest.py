@@ -197,6 +197,10 @@ HEAVY_TESTS = {  # measured over about a second (--durations), or reading a real
         "test_certification_rate_goes_to_one_as_n_grows",
         "test_matrix_sensing_recovery_at_epsilon_8",
     },
+    "test_paper_benchmarks.py": {
+        "test_paper002_batch_rate_table",
+        "test_paper002_every_method_fits_with_the_estimators_default_alpha",
+    },
     "test_sensitivity_properties.py": {
         "test_accumulation_slow",
         "test_sensitivity",

@@ -161,3 +161,20 @@ def test_rgda_rule_smoothness_reads_the_alpha_a_fit_uses():
     # alpha='auto' is min(1e-4, 1 / n): 1e-5 at n = 100,000
     assert rgda_rule.public_smoothness(DPLogisticRegression(), 100_000) == 0.5 + 1e-5
     assert rgda_rule.public_smoothness(DPLinearSVC(alpha=0.01), 10) == 2.0 / 1.5 + 0.01
+
+
+def test_paper002_batch_rate_table(monkeypatch, tmp_path):
+    import paper002_adult
+
+    X, y = make_classification(n_samples=300, n_features=5, random_state=0)
+    X = Normalizer().fit_transform(X)
+    y = np.where(y > 0, 1.0, -1.0)
+    monkeypatch.setattr(paper002_adult, "load_adult", lambda: (X, y, X, y))
+    monkeypatch.setattr(paper002_adult, "BATCH_RATES", (0.5, 1.0))
+    out = tmp_path / "rate.md"
+    text = paper002_adult.batch_rates([0], epsilons=(1.0,), out=out)
+    rows = [line for line in text.splitlines() if line.startswith("| logistic")
+            or line.startswith("| svm")]
+    assert len(rows) == 2 and all(row.count("updates") == len(paper002_adult.BATCH_RATES)
+                                  for row in rows)
+    assert out.read_text() == text
