@@ -174,7 +174,7 @@ def batch_rates(seeds, epsilons=(0.1, 0.8), out=None):
 
     ``solver='line_search'`` at its defaults on Adult with ``batch_size = q n``
     (``q = 1``: full batches); mean test accuracy and mean ``n_iter_`` (the
-    SGD updates the privacy filter allowed) over ``seeds``.
+    SGD updates the privacy filter allowed) over the seeds.
     """
     data = load_adult()
     X, y, Xt, yt = data
