@@ -198,6 +198,7 @@ HEAVY_TESTS = {  # measured over about a second (--durations), or reading a real
         "test_matrix_sensing_recovery_at_epsilon_8",
     },
     "test_paper_benchmarks.py": {
+        "test_paper001_adult_reports_the_optimum_accuracy_of_the_optimum",
         "test_paper002_batch_rate_table",
         "test_paper002_every_method_fits_with_the_estimators_default_alpha",
     },

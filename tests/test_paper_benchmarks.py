@@ -178,3 +178,23 @@ def test_paper002_batch_rate_table(monkeypatch, tmp_path):
     assert len(rows) == 2 and all(row.count("updates") == len(paper002_adult.BATCH_RATES)
                                   for row in rows)
     assert out.read_text() == text
+
+
+def test_paper001_adult_reports_the_optimum_accuracy_of_the_optimum(monkeypatch, capsys):
+    # the optimum's coefficients were overwritten by the last private fit's
+    # before its accuracy was printed as the non-private optimum's
+    import paper001_synthetic
+    from sklearn.linear_model import LogisticRegression
+
+    X, y = make_classification(n_samples=300, n_features=4, n_informative=3,
+                               n_redundant=0, flip_y=0.2, random_state=3)
+    X = Normalizer().fit_transform(X)
+    y = np.where(y > 0, 1, -1)
+    Xt, yt = X[:150], y[:150]
+    monkeypatch.setattr(paper001_synthetic, "load_adult", lambda: (X, y, Xt, yt))
+    monkeypatch.setattr(paper001_synthetic, "ADULT_SOLVERS", ["gd"])
+    paper001_synthetic.adult()
+    printed = float(capsys.readouterr().out.split("test accuracy ")[1].split(")")[0])
+    # the same objective: mean logistic loss + alpha / 2 ||w||^2, intercept unpenalised
+    reference = LogisticRegression(C=1.0 / (1e-3 * len(y)), tol=1e-10, max_iter=10_000)
+    assert printed == pytest.approx(reference.fit(X, y).score(Xt, yt), abs=1.5 / len(yt))
