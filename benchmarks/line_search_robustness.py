@@ -20,6 +20,7 @@ from sklearn.linear_model import LogisticRegression
 
 from benchmark_data import load_adult
 from skdp import BudgetAccountant, DPLogisticRegression
+from skdp.validation import resolve_delta
 
 GRID = list(itertools.product([0.25, 1.0, 4.0], [1e-5, 1e-3]))
 
@@ -44,7 +45,8 @@ def main(argv=None):
         acc["optimum"] = LogisticRegression(C=1.0 / (alpha * n), max_iter=5000).fit(
             X * scale, y).score(Xt * scale, yt)
         rows[data_norm, alpha] = acc
-    print(f"Adult, epsilon = {args.epsilon:g}, delta = 1e-5, mean of {args.seeds} seeds.\n")
+    print(f"Adult, epsilon = {args.epsilon:g}, delta = {resolve_delta('auto', n):.2g} "
+          f"(delta='auto'), mean of {args.seeds} seeds.\n")
     print("| data_norm | alpha | line_search | gd | non-private optimum of the model |")
     print("|---:|---:|---:|---:|---:|")
     for (data_norm, alpha), acc in rows.items():
