@@ -219,3 +219,20 @@ def test_a_verbose_pipeline_inside_a_search_prints_no_trial(cancer, capsys):
     assert len(lines) == 1 and lines[0].startswith("[PrivateGridSearchCV] chose")
     params = search.best_estimator_.get_params()
     assert params["verbose"] is True and params["dplogisticregression__verbose"] == 1
+
+
+def test_a_private_bounds_pipeline_on_raw_data_is_searched_and_charged_once(cancer):
+    # issue 41: the one-line private pipeline on a raw table inside the private
+    # search; the accountant's total is the search's privacy_spent_ (the search's
+    # selection has no Gaussian-DP bound: basic composition)
+    from skdp.preprocessing import DPBoundsScaler
+
+    X, y = cancer  # raw: features from 0.001 to 4254
+    acc = BudgetAccountant()
+    pipe = make_pipeline(DPBoundsScaler(epsilon=0.5, delta=1e-5),
+                         DPLogisticRegression(epsilon=0.5, delta=1e-5, classes=[0, 1]))
+    search = PrivateGridSearchCV(pipe, {"dplogisticregression__alpha": [1e-4, 1e-3]},
+                                 accountant=acc, random_state=0).fit(X, y)
+    assert len(acc.spends) == 1
+    assert search.privacy_spent_ == acc.spent()
+    assert search.score(X, y) > 0.8  # the bounds step learned the raw ranges
