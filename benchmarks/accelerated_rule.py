@@ -9,7 +9,7 @@ Run by hand (a few minutes on 2 cores)::
 Each data set's *training* part (rows scaled to unit L2 norm) is split again,
 a quarter held out (stratified, ``random_state=0``); the test parts are never
 read. For ``nesterov`` and ``heavy_ball``, both classifiers and epsilon 0.1,
-0.3, 1 and 3 (delta 1e-5), the mean validation accuracy over seeds 0-2 with
+0.3, 1 and 3 (delta='auto'), the mean validation accuracy over seeds 0-2 with
 T chosen by the paper's bound (``max_iter_rule='bound'``) and with
 ``c * n * sqrt(rho)`` steps (at least 10) for several c: the constant of
 ``max_iter_rule='budget'`` (:data:`skdp.solvers.accelerated.BUDGET_STEPS_PER_RECORD`).
@@ -27,11 +27,17 @@ from sklearn.model_selection import train_test_split
 
 from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression
 from skdp.solvers.gd import zcdp_rho
+from skdp.validation import resolve_delta
 from benchmark_data import load_svmlight
 
 N_FEATURES = {"adult": 123, "reuters": 8315}
 CONSTANTS = (0.06, 0.1, 0.12, 0.24)
 EPSILONS = (0.1, 0.3, 1.0, 3.0)
+
+
+def budget_steps(c, n, epsilon):
+    """``c * n * sqrt(rho)`` steps (at least 10), rho of the fits' own delta='auto'."""
+    return max(10, round(c * n * np.sqrt(zcdp_rho(epsilon, resolve_delta("auto", n)))))
 
 
 def validation_split(name):
@@ -92,7 +98,7 @@ def main(argv=None):
                         if c == "bound":
                             T, params = None, {"max_iter_rule": "bound"}
                         else:
-                            T = max(10, round(c * X.shape[0] * np.sqrt(zcdp_rho(eps, 1e-5))))
+                            T = budget_steps(c, X.shape[0], eps)
                             params = {}
                         models = [Est(solver=solver, epsilon=eps, max_iter=T, solver_params=params,
                                       random_state=seed, accountant=BudgetAccountant()).fit(X, y)

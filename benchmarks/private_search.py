@@ -5,7 +5,7 @@ Usage::
     python benchmarks/private_search.py            # 5 seeds
     python benchmarks/private_search.py --seeds 2
 
-Adult (a9a), rows scaled to unit L2 norm, delta 1e-5. Both searches tune
+Adult (a9a), rows scaled to unit L2 norm, delta='auto'. Both searches tune
 ``DPLogisticRegression(epsilon=0.5)`` over ``alpha`` x ``clip_norm`` (3 x 3):
 
 * ``PrivateGridSearchCV`` (defaults: 18 expected trials, geometric, 20 % of
@@ -64,7 +64,7 @@ def table(rows, seeds):
         "Command: `python benchmarks/private_search.py"
         + (f" --seeds {len(seeds)}" if len(seeds) != 5 else "") + "`. "
         f"DPLogisticRegression(epsilon={EPSILON}) over alpha {GRID['alpha']} x clip_norm "
-        f"{GRID['clip_norm']}; Adult rows of unit norm, delta 1e-5; test accuracy on "
+        f"{GRID['clip_norm']}; Adult rows of unit norm, delta='auto'; test accuracy on "
         "adult.tst.",
         "",
         "| search | test accuracy (mean, min) | epsilon charged | what the epsilon covers "

@@ -198,3 +198,16 @@ def test_paper001_adult_reports_the_optimum_accuracy_of_the_optimum(monkeypatch,
     # the same objective: mean logistic loss + alpha / 2 ||w||^2, intercept unpenalised
     reference = LogisticRegression(C=1.0 / (1e-3 * len(y)), tol=1e-10, max_iter=10_000)
     assert printed == pytest.approx(reference.fit(X, y).score(Xt, yt), abs=1.5 / len(yt))
+
+
+def test_accelerated_rule_counts_steps_at_the_fits_delta():
+    # the fits run at delta='auto' (1 / (10 n) above 10,000 rows): the step
+    # count the table calls "c" must use that delta's rho, not 1e-5's
+    import accelerated_rule
+    from skdp.validation import resolve_delta
+
+    n = 24_420  # Adult's training file less a quarter
+    rho = zcdp_rho(1.0, resolve_delta("auto", n))
+    assert accelerated_rule.budget_steps(0.1, n, 1.0) == round(0.1 * n * np.sqrt(rho))
+    assert accelerated_rule.budget_steps(0.1, 5827, 1.0) == round(
+        0.1 * 5827 * np.sqrt(zcdp_rho(1.0, 1e-5)))
