@@ -15,8 +15,8 @@ calibrated by skdp's accountant for the target (epsilon, delta).
 Prints test accuracy and suboptimality ``F(w) - F(w*)`` of the training
 objective (mean hinge loss plus the penalty, evaluated non-privately for the
 table), ``w*`` from scikit-learn's ``SGDClassifier`` (as in the paper), mean
-+/- std over the seeds, as markdown tables. Run by hand (about 15 minutes
-on 2 cores for 5 seeds); results in ``benchmarks/results/paper003_libsvm.md`` (the paper-scale run is ``benchmarks/paper003.py``).
++/- std over the seeds, as markdown tables. Run by hand (3.7 min for 5 seeds
+on 2 cores on 2026-11-27); results in ``benchmarks/results/paper003_libsvm.md`` (the paper-scale run is ``benchmarks/paper003.py``).
 """
 
 import argparse
