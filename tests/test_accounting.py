@@ -31,6 +31,7 @@ from skdp.accounting import (
     get_epsilon,
     get_rdp,
     mechanism_from_dict,
+    noise_mechanism,
     rdp_to_epsilon,
 )
 
@@ -128,6 +129,22 @@ def test_numbers_are_normalised():
     assert isinstance(Gaussian(2).noise_multiplier, float)
     assert Repeated(Gaussian(1.0), np.int64(3)).count == 3
     assert Gaussian(2.0) != Laplace(2.0)
+
+
+@pytest.mark.parametrize("delta, rate", [(1e-5, 1.0), (0.0, 1.0), (1e-5, 0.25), (0.0, 0.25)])
+def test_noise_mechanism_gives_equal_mechanisms_for_every_number_type_and_refuses_bad_ones(
+        delta, rate):
+    # the mechanisms of a fit's steps are built once per value and shared
+    make = noise_mechanism(delta, rate)
+    base = Laplace if delta == 0 else Gaussian
+    want = base(2.0) if rate >= 1 else PoissonSampled(rate, base(2.0))
+    for z in (2.0, np.float64(2.0), np.float32(2.0), 2, np.int64(2)):
+        assert make(z) == want and make(z) == make(2.0)
+        assert isinstance((make(z).mechanism if rate < 1 else make(z)).noise_multiplier, float)
+    for bad in (0.0, -1.0, float("nan"), float("inf"), np.float64("nan"), "2", True,
+                np.array([2.0])):
+        with pytest.raises(ValueError, match="noise_multiplier"):
+            make(bad)
 
 
 @pytest.mark.parametrize("build, match", [

@@ -89,3 +89,20 @@ def test_accurate_sums_match_exact_sums():
                   transpose_product(sp.csr_matrix(A), ones)):
         assert np.all(np.abs(total - exact) <= tol)
     assert abs(float64_total(A[:, 2]) - exact[2]) <= tol[2]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_a_one_block_product_is_the_float64_product_of_the_rows_as_read(dtype, order):
+    # rows that fit one block skip the block machinery: the result must be
+    # the block path's own product (float64 rows as stored, a float32 block
+    # cast to C-ordered float64), to the last bit, and never a float32 product
+    rng = np.random.default_rng(3)
+    X = np.asarray(rng.standard_normal((300, 7)), dtype=dtype, order=order)
+    R = rng.standard_normal(300)
+    one_block = transpose_product(X, R)
+    rows = X if dtype == np.float64 else np.array(X, dtype=np.float64, order="C")
+    assert one_block.dtype == np.float64 and one_block.shape == (7,)
+    np.testing.assert_array_equal(one_block, rows.T @ R)
+    # and within a rounding of the same rows summed in two blocks
+    np.testing.assert_allclose(one_block, transpose_product(X, R, rows=150), rtol=1e-13, atol=1e-12)

@@ -12,7 +12,10 @@ __all__ = ["Mechanism"]
 
 def _real(value: Any, name: str, owner: str, *, positive: bool = True) -> float:
     """Validate a finite real number (> 0 if ``positive`` else >= 0)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    # float (and numpy's float64) first: the abstract Real check costs more
+    # than the rest, and mechanisms are built at every step of a fit
+    if not isinstance(value, float) and (isinstance(value, bool)
+                                         or not isinstance(value, numbers.Real)):
         raise ValueError(
             f"{owner}: {name} must be a real number, got {value!r} "
             f"({type(value).__name__})."

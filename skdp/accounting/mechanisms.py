@@ -18,6 +18,7 @@ Poisson-sampled accounting equals that of add/remove-one.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass
 
@@ -514,13 +515,23 @@ def noise_mechanism(delta: float, sampling_rate: float = 1.0):
     make : callable
         ``noise_multiplier -> Mechanism``.
     """
-    base = Laplace if delta == 0 else Gaussian
+    pure = delta == 0
 
     def make(noise_multiplier):
-        mech = base(noise_multiplier)
-        return mech if sampling_rate >= 1.0 else PoissonSampled(sampling_rate, mech)
+        if isinstance(noise_multiplier, float):  # (the common case) built once per value
+            return _noise(pure, sampling_rate, float(noise_multiplier))
+        return _build_noise(pure, sampling_rate, noise_multiplier)
 
     return make
+
+
+def _build_noise(pure, sampling_rate, noise_multiplier):
+    mech = (Laplace if pure else Gaussian)(noise_multiplier)
+    return mech if sampling_rate >= 1.0 else PoissonSampled(sampling_rate, mech)
+
+
+#: the noisy-gradient mechanisms of a fit's steps (immutable: shared, not rebuilt every step)
+_noise = functools.lru_cache(maxsize=4096)(_build_noise)
 
 
 def mechanism_from_dict(d: dict) -> Mechanism:

@@ -165,6 +165,7 @@ class LinearDesign:
         self._limits = None
         self._blocks = None
         self._last_decision = None
+        self._fused_rows = None
 
     def __sizeof__(self):
         # X and the per-row arrays: what moving this object between processes
@@ -429,14 +430,19 @@ class LinearDesign:
         int or None
             Rows per block (about 2 MiB of ``X``), or None.
         """
-        X = self.X
-        if (idx is not None or sp.issparse(X) or self._extreme is not None or not isinstance(X, np.ndarray)
-                or not X.flags.c_contiguous):
+        if idx is not None:
             return None
-        # float64 blocks (a float32 block is cast into a buffer of this size);
-        # short partial sums, compensated (see _float64_sums)
-        rows = _block_rows(self.n_features)
-        return rows if self.n_samples > rows else None
+        if self._fused_rows is None:  # a property of X, which a design never changes
+            X = self.X
+            rows = 0
+            if (not sp.issparse(X) and self._extreme is None and isinstance(X, np.ndarray)
+                    and X.flags.c_contiguous):
+                # float64 blocks (a float32 block is cast into a buffer of this size);
+                # short partial sums, compensated (see _float64_sums)
+                rows = _block_rows(self.n_features)
+                rows = rows if self.n_samples > rows else 0
+            self._fused_rows = rows
+        return self._fused_rows or None
 
     def fused_weighted_sum(self, W, weights, rows):
         """``weighted_sum(weights(decision(W)))`` in one pass over the rows, by blocks.

@@ -251,6 +251,10 @@ def transpose_product(X, R, rows=None, blocks=None):
     else:
         n_rows = X.shape[0]
         size = max(1, min(int(SUM_ROWS if rows is None else rows), n_rows))
+        if size >= n_rows and R.ndim == 1:  # one matrix-vector product: nothing to add
+            # (the C-ordered float64 rows the block path reads: the same product)
+            Xb = X if X.dtype == np.float64 else np.array(X, dtype=np.float64, order="C")
+            return Xb.T @ R
         slices = row_blocks(n_rows, size)
 
         def partial(k, scratch):

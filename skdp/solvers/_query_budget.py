@@ -13,6 +13,10 @@ class QueryBudgetError(RuntimeError):
 
 def _leaves(mechanism, count=1, out=None):
     """Multiset of the single queries a mechanism tree provides for."""
+    if out is None and not isinstance(mechanism, (Repeated, Composed)):
+        out = Counter()  # one query (most batches)
+        out[mechanism] = count
+        return out
     out = Counter() if out is None else out
     if isinstance(mechanism, Repeated):
         return _leaves(mechanism.mechanism, count * mechanism.count, out)
