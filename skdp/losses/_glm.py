@@ -227,7 +227,8 @@ class GLMLoss(BatchSums):
         with np.errstate(over="ignore", invalid="ignore"):
             D = (self._residuals(self.design.decision(W, idx), y)
                  - self._residuals(self.design.decision(W_prev, idx), y))
-        D = np.nan_to_num(D, nan=0.0)  # residuals are bounded: NaN only from inf - inf
+        if not np.isfinite(D).all():  # residuals are bounded: NaN only from inf - inf
+            D = np.nan_to_num(D, nan=0.0)
         limit = clip_norm * self.design.inverse_row_norms(norm, idx)
         return self.design.weighted_sum(clip_rows(D, limit, norm), idx)
 
