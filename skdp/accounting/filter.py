@@ -30,6 +30,7 @@ References
    Filters: Pay-as-you-Go Composition", NeurIPS 2016.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -46,6 +47,11 @@ __all__ = ["PrivacyFilter", "best_order"]
 
 def _conversion(order, delta):
     """The term an (order, r)-RDP guarantee adds to r to give epsilon at delta (>= 0)."""
+    return _conversion_of(float(order), float(delta))
+
+
+@functools.lru_cache(maxsize=8192)  # a pure function of public numbers, asked per order per fit
+def _conversion_of(order, delta):
     return rdp_to_epsilon([0.0], [order], delta)
 
 
