@@ -568,3 +568,33 @@ def test_candidates_on_one_line_share_one_pass_and_equal_the_direct_sums(fmt):
         direct = BatchSums.clipped_decrease(loss, W, 0.3)
         expected = [direct(W - 3.0 * 0.7 ** k * d) for k in range(12)] + [direct(elsewhere)]
         np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+def test_budgets_build_each_mechanism_once_and_again_after_growth(delta):
+    # the mechanisms are built once per budget (a step's cost) and must be
+    # rebuilt whenever a budget grows: a stale one would charge and draw the
+    # old noise
+    from skdp.solvers.line_search import _Budgets
+
+    spec = ProblemSpec(n_samples=100, coef_shape=(2,), loss_capabilities=frozenset({"values"}),
+                       smoothness=None, initial_value=None, penalty=L2Penalty(0.0),
+                       clip_norm=1.0, data_norm=None, epsilon=1.0, delta=delta)
+
+    def fresh(z, search_epsilon):
+        e = search_epsilon
+        return spec.noise(z, 1.0), SparseVector(e / 2.0, e / 2.0)
+
+    budgets = _Budgets(spec, 2.0, 0.25, 40, False)
+    gradient, search, iteration = budgets.gradient(), budgets.search(), budgets.iteration()
+    assert (gradient, search) == fresh(2.0, budgets.search_epsilon)
+    assert iteration == Composed([gradient, search])
+    assert budgets.gradient() is gradient and budgets.search() is search
+    assert budgets.iteration() is iteration
+    budgets.grow_gradient(1.3)
+    assert budgets.z < 2.0
+    assert budgets.gradient() == fresh(budgets.z, budgets.search_epsilon)[0] != gradient
+    assert budgets.iteration() == Composed([budgets.gradient(), search])
+    budgets.grow_search(1.3)
+    assert budgets.search() == fresh(budgets.z, budgets.search_epsilon)[1] != search
+    assert budgets.iteration() == Composed([budgets.gradient(), budgets.search()])

@@ -94,8 +94,13 @@ class BatchSums:
         def decrease(V, loss_clip=None):
             C = C0 if loss_clip is None else float(loss_clip)
             with np.errstate(invalid="ignore"):
-                d = reference - self.loss_values(V, idx)
-            d = np.nan_to_num(d, nan=0.0, posinf=C, neginf=-C)
-            return float64_total(np.clip(d, -C, C))
+                d = self.loss_values(V, idx)
+                d = np.subtract(reference, d, out=d)
+            # infinities to +-C; an inf - inf (NaN) change counts as 0
+            total = float64_total(np.clip(d, -C, C, out=d))
+            if total != total:  # NaN: only from inf - inf, rare
+                d[np.isnan(d)] = 0.0
+                total = float64_total(d)
+            return total
 
         return decrease

@@ -7,12 +7,23 @@ rounding error (see :mod:`skdp.losses.matrix_sensing`). A mixin of
 ``_dense_plan`` and ``_cached``.
 """
 
+import functools
+
 import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["FactorGradientNorms"]
 
 _F64_MAX = float(np.finfo(np.float64).max)
+
+
+@functools.lru_cache(maxsize=None)
+def _triu_indices(d):
+    """``numpy.triu_indices(d)``, built once per size (read-only: shared)."""
+    rows, cols = np.triu_indices(d)
+    rows.setflags(write=False)
+    cols.setflags(write=False)
+    return rows, cols
 
 
 def _unit_roundoff(dtype):
@@ -36,7 +47,7 @@ class FactorGradientNorms:
         """
         p, q = shape
         d = q if side == "right" else p
-        iu = np.triu_indices(d)
+        iu = _triu_indices(d)
         weight = np.where(iu[0] == iu[1], 1.0, 2.0)
         out = np.empty((X.shape[0], len(iu[0])), dtype=np.float64)
         for start in range(0, X.shape[0], chunk):
@@ -50,7 +61,7 @@ class FactorGradientNorms:
         p, q = self.shape
         if how == "gram":
             d = F.shape[0]
-            iu = np.triu_indices(d)
+            iu = _triu_indices(d)
             G = self._cached(("gram", side),
                              lambda X_all: self._gram_triu(X_all, self.shape, side), idx)
             return G @ (F @ F.T)[iu]

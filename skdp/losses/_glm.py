@@ -18,6 +18,7 @@ product ``||r|| * rownorm``, which overflows for huge rows, nor as
 residual vector's norm is computed without overflow or underflow.
 """
 
+import math
 import sys
 
 import numpy as np
@@ -353,23 +354,26 @@ class GLMLoss(BatchSums):
         def decrease(V, loss_clip=None):
             C = C0 if loss_clip is None else float(loss_clip)
             step = np.asarray(V, dtype=np.float64) - W
-            Z_V = None
-            if line:
-                s, ss, Z_s = line[0]
-                t = float(np.vdot(step, s)) / ss
-                # on the line (up to the rounding of forming V = W + t s)
-                if np.linalg.norm(step - t * s) <= 1e-9 * max(np.linalg.norm(step), 1e-300):
-                    with np.errstate(over="ignore", invalid="ignore"):
-                        Z_V = Z_W + t * Z_s
-            if Z_V is None:
-                with np.errstate(over="ignore", invalid="ignore"):
+            flat = step.ravel()
+            with np.errstate(over="ignore", invalid="ignore"):
+                Z_V = None
+                if line:
+                    s, ss, Z_s = line[0]
+                    t = float(np.vdot(step, s)) / ss
+                    # on the line (up to the rounding of forming V = W + t s);
+                    # sqrt(r.r) is numpy.linalg.norm(r) of a float64 vector
+                    off = (step - t * s).ravel()
+                    if math.sqrt(off.dot(off)) <= 1e-9 * max(math.sqrt(flat.dot(flat)), 1e-300):
+                        Z_s = Z_s * t
+                        Z_V = np.add(Z_W, Z_s, out=Z_s)
+                if Z_V is None:
                     Z_step = self.design.decision(step, idx)
                     Z_V = Z_W + Z_step
-                ss = float(np.vdot(step, step))
-                if not line and ss > 0 and np.all(np.isfinite(Z_step)):
-                    line.append((step, ss, Z_step))
-            with np.errstate(over="ignore", invalid="ignore"):
-                d = reference - self._values(Z_V, y)
+                    ss = float(np.vdot(step, step))
+                    if not line and ss > 0 and np.all(np.isfinite(Z_step)):
+                        line.append((step, ss, Z_step))
+                d = self._values(Z_V, y)
+                d = np.subtract(reference, d, out=d)
             # infinities to +-C, an inf - inf (NaN) change to 0
             total = float64_total(np.clip(d, -C, C, out=d))
             if total != total:  # NaN: only from inf - inf, rare

@@ -282,7 +282,9 @@ class MatrixSensingLoss(FactorGradientNorms, BatchSums):
             matrix; unbounded and data-dependent, never released as is.
         """
         coef, c = self.linear_coef(W)
-        return self.design.decision(coef, idx) + (c - self._y(idx))
+        Z = self.design.decision(coef, idx)
+        Z += c - self._y(idx)
+        return Z
 
     def _dense_plan(self):
         """For each factor, how ``||A_i V||_F^2`` / ``||A_i^T U||_F^2`` are computed.
@@ -655,10 +657,12 @@ class MatrixSensingLoss(FactorGradientNorms, BatchSums):
             ``loss_clip`` is given; unclipped, inf (never NaN) for a residual
             whose square overflows.
         """
+        values = self.residuals(W, idx)
         with np.errstate(over="ignore"):
-            values = 0.5 * self.residuals(W, idx) ** 2   # inf, never NaN, for huge rows
+            np.square(values, out=values)   # inf, never NaN, for huge rows
+        values *= 0.5
         if loss_clip is not None:
-            values = np.minimum(values, loss_clip)
+            np.minimum(values, loss_clip, out=values)
         return values
 
     def mean_loss(self, W):

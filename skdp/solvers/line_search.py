@@ -101,7 +101,9 @@ STAND_IN_STEPS = 4.0
 
 def _angle(u, v):
     """Angle in degrees between two arrays (90 when one is zero)."""
-    nu, nv = np.linalg.norm(u), np.linalg.norm(v)
+    # sqrt(x.x) of the flattened array is numpy.linalg.norm(x), without its checks
+    u_flat, v_flat = np.ravel(u), np.ravel(v)
+    nu, nv = math.sqrt(u_flat.dot(u_flat)), math.sqrt(v_flat.dot(v_flat))
     if nu == 0 or nv == 0:
         return 90.0
     return math.degrees(math.acos(max(-1.0, min(1.0, float(np.vdot(u, v)) / (nu * nv)))))
@@ -124,11 +126,25 @@ class _Budgets:
         else:
             self.search_epsilon = math.sqrt(ratio) / self.z
         self._search_rho = ratio / (2.0 * self.z ** 2)
+        self._mechanisms = {}   # built once per budget (the budgets change only on growth)
 
     def gradient(self):
-        return self.spec.noise(self.z, 1.0)
+        if "gradient" not in self._mechanisms:
+            self._mechanisms["gradient"] = self.spec.noise(self.z, 1.0)
+        return self._mechanisms["gradient"]
 
     def search(self):
+        if "search" not in self._mechanisms:
+            self._mechanisms["search"] = self._search()
+        return self._mechanisms["search"]
+
+    def iteration(self):
+        """``Composed([gradient, search])``: what an iteration's first batch runs."""
+        if "iteration" not in self._mechanisms:
+            self._mechanisms["iteration"] = Composed([self.gradient(), self.search()])
+        return self._mechanisms["iteration"]
+
+    def _search(self):
         if self.gaussian_search:
             # RDP alpha/s1^2 + 2 alpha/s2^2 = alpha * rho for s1^2 = 2/rho, s2^2 = 4/rho
             s1 = math.sqrt(2.0 / self._search_rho)
@@ -138,10 +154,12 @@ class _Budgets:
 
     def grow_gradient(self, factor):
         self.z /= factor if self.pure else math.sqrt(factor)
+        self._mechanisms.clear()
 
     def grow_search(self, factor):
         self.search_epsilon *= factor
         self._search_rho *= factor ** 2 if self.pure else factor
+        self._mechanisms.clear()
 
     def gradient_variance(self, clip_norm):
         """Noise variance per coordinate of one gradient, up to a common factor."""
@@ -150,7 +168,7 @@ class _Budgets:
 
 def _planned_iteration(spec, z, search_share, max_backtracks, gaussian_search):
     budgets = _Budgets(spec, z, search_share, max_backtracks, gaussian_search)
-    inner = Composed([budgets.gradient(), budgets.search()])
+    inner = budgets.iteration()
     rate = spec.sampling_rate
     return inner if rate >= 1.0 else PoissonSampled(rate, inner)
 
@@ -426,7 +444,7 @@ class LineSearch(Solver):
         tail_start = plan.n_iter - int(np.floor(o["average"] * plan.n_iter))
         tail_sum, n_tail = np.zeros_like(W), 0
         while cap is None or n_iter < cap:
-            first = Composed([budgets.gradient(), budgets.search()])
+            first = budgets.iteration()
             if not queries.affordable(first):
                 break
             n_iter += 1
