@@ -535,7 +535,11 @@ class PrivateShards:
         self.sizes[: n % n_nodes] += 1
         self._offsets = np.concatenate([[0], np.cumsum(self.sizes)])
         self._rates = np.minimum(1.0, self.local_batch_size / self.sizes)
-        self._mechanisms = {}  # (noise multiplier, activation probability) -> base, round cost
+        # per node, as Python objects: the rounds read a few nodes' entries each
+        self._node_records = [self._order[a:b] for a, b in zip(self._offsets[:-1],
+                                                                self._offsets[1:])]
+        self._node_sampling = list(zip(self.sizes.tolist(), self._rates.tolist()))
+        self._mechanisms = {}  # (multiplier, activation probability) -> node noise, round cost
         # a loss whose rows live elsewhere (the Dask back end) builds each
         # node's shard where it can run the node's rounds
         nodes = getattr(queries._loss, "node_shards", None)
@@ -550,13 +554,13 @@ class PrivateShards:
         """In memory: each active node's Poisson sample (from its seed), one grouped pass."""
         rngs = [np.random.default_rng(seed) for seed in seeds]
         # a loop over the round's active nodes (public, few), not over records
-        samples = [poisson_positions(rng, size, rate) for rng, size, rate
-                   in zip(rngs, self.sizes[active], self._rates[active])]
-        counts = np.array([len(sample) for sample in samples], dtype=np.int64)
-        slots = np.repeat(np.arange(len(active)), counts)
-        positions = np.concatenate(samples) + np.repeat(self._offsets[active], counts)
-        G = self._queries._loss.clipped_grad_sums(node_coef, self._order[positions], slots,
-                                                  C, norm=norm)
+        nodes = active.tolist()
+        samples = [poisson_positions(rng, *self._node_sampling[i])
+                   for rng, i in zip(rngs, nodes)]
+        slots = np.repeat(np.arange(len(nodes)), [len(sample) for sample in samples])
+        rows = np.concatenate([self._node_records[i][sample]
+                               for i, sample in zip(nodes, samples)])
+        G = self._queries._loss.clipped_grad_sums(node_coef, rows, slots, C, norm=norm)
         return G, rngs
 
     def round(self, activation, node_coef, noise_multiplier):
@@ -589,7 +593,12 @@ class PrivateShards:
         key = (float(noise_multiplier), float(activation.probability))
         if key not in self._mechanisms:  # the same few public objects every round
             base = q._spec.noise(noise_multiplier, 1.0)
-            self._mechanisms[key] = base, round_cost(base, self.sampling_rate, key[1])
+            cost = round_cost(base, self.sampling_rate, key[1])
+            # a secure fit's nodes draw secure noise wherever they run (their own
+            # streams are plain generators): the door sees the discrete mechanism
+            if isinstance(q._rng, SecureGenerator):
+                base = discretize(base)
+            self._mechanisms[key] = base, cost
         base, cost = self._mechanisms[key]
         q._consume(cost)
         active, mixing = activation.draw(q._rng)
@@ -597,13 +606,9 @@ class PrivateShards:
         # Poisson sample, then its noise; the same draws wherever the node runs
         seeds = q._rng.integers(0, 2 ** 63, size=len(active))
         coefs = np.asarray(node_coef, dtype=np.float64)[active]
-        C, rates = q._spec.clip_norm, self._rates[active]
-        # a secure fit's nodes draw secure noise wherever they run (their own
-        # streams are plain generators): the door sees the discrete mechanism
-        if isinstance(q._rng, SecureGenerator):
-            base = discretize(base)
+        C = q._spec.clip_norm
         if self._remote is not None:  # the nodes run where their shards live
-            G = self._remote.messages(active, coefs, seeds, rates, C, base)
+            G = self._remote.messages(active, coefs, seeds, self._rates[active], C, base)
         else:
             G, rngs = self._node_sums(active, coefs, seeds, C, base.sensitivity_norm)
             # a loop over the round's active nodes (public, few): each node's own noise

@@ -198,14 +198,8 @@ class EdgeGossip(_Gossip):
         for j in range(self.n_edges):  # P(no sampled edge touches the node)
             idle *= np.maximum(E - degree - j, 0) / (E - j)
         self.node_probabilities = 1.0 - idle
-
-    @property
-    def probability(self):
-        return float(self.node_probabilities.max())
-
-    @property
-    def mean_probability(self):
-        return float(self.node_probabilities.mean())
+        self.probability = float(self.node_probabilities.max())
+        self.mean_probability = float(self.node_probabilities.mean())
 
     def draw(self, rng):
         if self.n_edges == 1:  # the paper's pairwise averaging: no search needed
@@ -492,28 +486,31 @@ class DualAveraging(Solver):
         node_coef = X.reshape((n_nodes,) + shape)  # a view: X's rows as coefficients
         if strongly:  # gamma per coordinate; only the unpenalised ones change
             gamma = np.where(penalised, d["gamma"], 0.0).ravel()
-            free = ~penalised.ravel()
+            free, gamma_free = np.flatnonzero(~penalised.ravel()), d["gamma_intercept"]
         # the rounds' tiny products run on one BLAS thread anyway (their rounding
         # must not follow the thread count): held once, not set twice per round
+        prox, z = spec.penalty.prox, plan.noise_multiplier
         with queries.one_blas_thread():
             for t in range(1, T + 1):
                 a = float(t) if strongly else 1.0
                 A_t = A + a
-                active, W, G = shards.round(gossip, node_coef, plan.noise_multiplier)
+                active, W, G = shards.round(gossip, node_coef, z)
+                k = len(active)
                 S[active] += X[active] * (A_t - last[active])[:, None]
                 last[active] = A_t
-                Z[active] = W @ (Z[active] + a * G.reshape(len(active), P))
+                Z_active = W @ (Z[active] + a * G.reshape(k, P))
+                Z[active] = Z_active
                 a_next = float(t + 1) if strongly else 1.0
                 A_next, sq = A_t + a_next, sq + a * a
                 sq_next = sq + a_next * a_next
                 if strongly:
-                    gamma[free] = d["gamma_intercept"] * math.sqrt(sq_next)
+                    gamma[free] = gamma_free * math.sqrt(sq_next)
                     step = (iota * A_next / gamma).reshape(shape)
                 else:  # one gamma for every coordinate
                     gamma = d["gamma"] * math.sqrt(t + 1)
                     step = iota * A_next / gamma
-                V = (-Z[active] / gamma).reshape((len(active),) + shape)
-                X[active] = spec.penalty.prox(V, step).reshape(len(active), P)
+                V = (-Z_active / gamma).reshape((k,) + shape)
+                X[active] = prox(V, step).reshape(k, P)
                 A = A_t
         output = spec.options["output"]
         if output == "auto":
