@@ -28,12 +28,15 @@ TIERS = {
     "fast": ["-m", "not heavy"],
     "full": [],
 }
+#: the slowest tests listed per tier (pytest --durations)
+SLOWEST = 25
 HEADER = ("# Test tiers: wall time\n\n"
           "Written by `python benchmarks/tier_times.py [--tier fast|full]`.\n")
 
 
 def run(tier):
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *TIERS[tier]]
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+               f"--durations={SLOWEST}", *TIERS[tier]]
     load_before = os.getloadavg()
     start = time.perf_counter()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
@@ -50,11 +53,18 @@ def run(tier):
         # close to it (the suite runs mostly in one process); on shared cores far above
         "cpu_seconds": usage.ru_utime + usage.ru_stime,
         "summary": summary[-1] if summary else f"no summary (exit {done.returncode})",
+        "slowest": slowest_tests(done.stdout),
         "cores": os.cpu_count(),
         "load": (load_before[0], load_after[0]),
         "when": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "exit": done.returncode,
     }
+
+
+def slowest_tests(output):
+    """The ``(seconds, phase, test)`` rows of pytest's ``--durations`` report, slowest first."""
+    rows = re.findall(r"^\s*([\d.]+)s (call|setup|teardown)\s+(\S.*?)\s*$", output, flags=re.M)
+    return [(float(seconds), phase, test) for seconds, phase, test in rows]
 
 
 def section(tier, result):
@@ -66,7 +76,15 @@ def section(tier, result):
             f"- pytest: {result['summary']}\n"
             f"- cores: {result['cores']}; load average (1 min) before / after: "
             f"{result['load'][0]:.1f} / {result['load'][1]:.1f}\n"
-            f"- run: {result['when']}\n")
+            f"- run: {result['when']}\n"
+            + _slowest_list(result.get("slowest", [])))
+
+
+def _slowest_list(rows):
+    if not rows:
+        return ""
+    return ("\nSlowest tests (wall seconds, phase):\n\n"
+            + "".join(f"- {seconds:.1f} s {phase}: `{test}`\n" for seconds, phase, test in rows))
 
 
 def write(tier, result, path=RESULTS):
