@@ -535,10 +535,6 @@ class PrivateShards:
         self.sizes[: n % n_nodes] += 1
         self._offsets = np.concatenate([[0], np.cumsum(self.sizes)])
         self._rates = np.minimum(1.0, self.local_batch_size / self.sizes)
-        # per node, as Python objects: the rounds read a few nodes' entries each
-        self._node_records = [self._order[a:b] for a, b in zip(self._offsets[:-1],
-                                                                self._offsets[1:])]
-        self._node_sampling = list(zip(self.sizes.tolist(), self._rates.tolist()))
         self._mechanisms = {}  # (multiplier, activation probability) -> node noise, round cost
         # a loss whose rows live elsewhere (the Dask back end) builds each
         # node's shard where it can run the node's rounds
@@ -554,12 +550,12 @@ class PrivateShards:
         """In memory: each active node's Poisson sample (from its seed), one grouped pass."""
         rngs = [np.random.default_rng(seed) for seed in seeds]
         # a loop over the round's active nodes (public, few), not over records
-        nodes = active.tolist()
-        samples = [poisson_positions(rng, *self._node_sampling[i])
-                   for rng, i in zip(rngs, nodes)]
-        slots = np.repeat(np.arange(len(nodes)), [len(sample) for sample in samples])
-        rows = np.concatenate([self._node_records[i][sample]
-                               for i, sample in zip(nodes, samples)])
+        starts, sizes = self._offsets[active].tolist(), self.sizes[active].tolist()
+        samples = [poisson_positions(rng, size, rate) for rng, size, rate
+                   in zip(rngs, sizes, self._rates[active].tolist())]
+        slots = np.repeat(np.arange(len(samples)), [len(sample) for sample in samples])
+        rows = np.concatenate([self._order[start:start + size][sample]
+                               for start, size, sample in zip(starts, sizes, samples)])
         G = self._queries._loss.clipped_grad_sums(node_coef, rows, slots, C, norm=norm)
         return G, rngs
 
