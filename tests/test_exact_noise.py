@@ -1,11 +1,13 @@
 """The exact samplers of secure mode against their exact laws (chi-square).
 
 The samplers draw from the OS CSPRNG, which cannot be seeded: every test
-here is a test of a random sample, and a correct sampler fails each one
-with probability 1e-4 (the p-value threshold below): about 1 in 2,000 runs
-of this file fails falsely. A wrong law fails it with certainty at these
-sample sizes: ``test_chi_square_detects_a_wrong_scale`` shows that a 5 %
-error in the variance is caught from a fifth of the draws.
+here is a test of a random sample, and a correct sampler fails each of its
+about 20 assertions with probability 1e-6 (the p-value threshold below):
+about 1 in 50,000 runs of this file fails falsely (at 1e-4, 1 in 500, a CI
+run failed on a correct sampler: p = 2.7e-5 for uniform_below at 1000).
+A wrong law fails it with certainty at these sample sizes:
+``test_chi_square_detects_a_wrong_scale`` shows that a 5 % error in the
+variance is caught below the threshold from a fifth of the draws.
 """
 
 import math
@@ -22,7 +24,7 @@ from skdp.accounting._exact_noise import (
     uniform_below,
 )
 
-P_THRESHOLD = 1e-4
+P_THRESHOLD = 1e-6
 N_DRAWS = 1_000_000
 
 
@@ -77,12 +79,12 @@ def test_chi_square_detects_a_wrong_scale():
     # (a 5 % error) from a fifth of the draws
     draws = discrete_gaussian(9, N_DRAWS // 5)
     support, pmf = _pmf(_gaussian_log_weight(9.45), 60)
-    assert _chi_square_p(draws, support, pmf) < 1e-6
+    assert _chi_square_p(draws, support, pmf) < P_THRESHOLD
 
 
 def test_uniform_below_is_uniform_for_every_word_size():
     for bound in (3, 255, 256, 1000, 70_000, 2**33 + 1):
-        draws = uniform_below(bound, 200_000)
+        draws = uniform_below(bound, N_DRAWS)
         assert draws.min() >= 0 and draws.max() < bound
         k = min(bound, 10)
         counts = np.bincount(draws * k // bound, minlength=k)
