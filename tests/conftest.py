@@ -11,6 +11,7 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from _background import Scheduler  # noqa: E402  (tests/ is on sys.path: rootdir conftest)
 from sklearn.datasets import load_svmlight_file  # noqa: E402
 from sklearn.preprocessing import Normalizer  # noqa: E402
 
@@ -222,3 +223,16 @@ def pytest_collection_modifyitems(config, items):
         if (module in HEAVY_MODULES or name in HEAVY_TESTS.get(module, ())
                 or REAL_DATA_FIXTURES.intersection(getattr(item, "fixturenames", ()))):
             item.add_marker(pytest.mark.heavy)
+
+
+_SCHEDULER = Scheduler()
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(_SCHEDULER, "skdp-background")
+
+
+@pytest.fixture
+def background(request):
+    """The value of the test's ``background(job)`` marker's job (``tests/_background.py``)."""
+    return _SCHEDULER.result(request.node)
