@@ -68,6 +68,19 @@ def _job(item):
     return job, {name: params[name] for name in names if name in params}, marker.kwargs
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "background(job=f, cost=None): the test asserts on f(**its parameters), "
+        "run in a worker process while the rest of the suite runs (tests/_background.py)")
+    config.pluginmanager.register(Scheduler(), "skdp-background")
+
+
+@pytest.fixture
+def background(request):
+    """The value of the test's ``background(job=...)`` marker's job, from its worker."""
+    return request.config.pluginmanager.get_plugin("skdp-background").result(request.node)
+
+
 class Scheduler:
     """A pytest plugin: the worker pool of one session and the jobs it was given."""
 

@@ -11,9 +11,12 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from _background import Scheduler  # noqa: E402  (tests/ is on sys.path: rootdir conftest)
 from sklearn.datasets import load_svmlight_file  # noqa: E402
 from sklearn.preprocessing import Normalizer  # noqa: E402
+
+#: ``tests/_background.py``: the audits run in worker processes beside the other tests;
+#: ``pytester`` for the test of that plugin
+pytest_plugins = ["_background", "pytester"]
 
 SHARED_DATA = Path(
     os.environ.get("SKDP_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
@@ -224,15 +227,3 @@ def pytest_collection_modifyitems(config, items):
                 or REAL_DATA_FIXTURES.intersection(getattr(item, "fixturenames", ()))):
             item.add_marker(pytest.mark.heavy)
 
-
-_SCHEDULER = Scheduler()
-
-
-def pytest_configure(config):
-    config.pluginmanager.register(_SCHEDULER, "skdp-background")
-
-
-@pytest.fixture
-def background(request):
-    """The value of the test's ``background(job)`` marker's job (``tests/_background.py``)."""
-    return _SCHEDULER.result(request.node)
