@@ -30,6 +30,8 @@ import pytest
 
 #: a job that has not finished after this long fails its test instead of hanging the run
 TIMEOUT_SECONDS = 1800
+#: the workers' scheduling priority below the main process (``os.nice``)
+NICENESS = 10
 
 
 def _workers():
@@ -41,9 +43,15 @@ def _workers():
 
 def _worker_setup():
     # a worker runs one audit at a time on one core: an audit's own process pool
-    # (SKDP_AUDIT_JOBS, read when skdp.testing.audit_designs is imported) would
-    # only compete with the other workers and the main process
+    # (SKDP_AUDIT_JOBS, read when skdp.testing.audit_designs is imported) or BLAS
+    # threads (read when numpy is imported; an audit's products are tiny) would only
+    # compete with the other workers and the main process
     os.environ["SKDP_AUDIT_JOBS"] = "1"
+    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[variable] = "1"
+    # the main process's tests (many use both cores through BLAS) come first: the
+    # workers take the cycles they leave idle
+    os.nice(NICENESS)
 
 
 def run_job(job, arguments):

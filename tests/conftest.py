@@ -98,12 +98,13 @@ def _tiers_on_request(request):
 
 
 # The fast tier: ``pytest -m "not heavy"`` (README, "Tests"). A test is heavy when it
-# runs scikit-learn's estimator checks, a privacy audit, a Dask cluster or the
-# benchmarks, reads a real data set, or took more than about a second and a half in
-# ``pytest -m "not heavy" --durations=80`` on 2 shared cores; the full run (plain
-# ``pytest``) runs every one of them.
+# runs scikit-learn's estimator checks, a privacy audit, a Dask cluster, the
+# benchmarks or inner pytest sessions with worker processes, reads a real data set,
+# or took more than about a second and a half in ``pytest -m "not heavy"
+# --durations=80`` on 2 shared cores; the full run (plain ``pytest``) runs every one.
 HEAVY_MODULES = {"test_estimator_checks.py", "test_estimator_checks_secure.py", "test_audit.py",
-                 "test_audit_secure.py", "test_dask_backend.py", "test_benchmarks.py"}
+                 "test_audit_secure.py", "test_dask_backend.py", "test_benchmarks.py",
+                 "test_background.py"}
 REAL_DATA_FIXTURES = {"adult", "reuters"}
 HEAVY_TESTS = {  # measured over about a second (--durations), or reading a real data set
     "test_accelerated.py": {
