@@ -14,10 +14,6 @@ import pytest  # noqa: E402
 from sklearn.datasets import load_svmlight_file  # noqa: E402
 from sklearn.preprocessing import Normalizer  # noqa: E402
 
-#: ``tests/_background.py``: the audits run in worker processes beside the other tests;
-#: ``pytester`` for the test of that plugin
-pytest_plugins = ["_background", "pytester"]
-
 SHARED_DATA = Path(
     os.environ.get("SKDP_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
 )
@@ -98,13 +94,12 @@ def _tiers_on_request(request):
 
 
 # The fast tier: ``pytest -m "not heavy"`` (README, "Tests"). A test is heavy when it
-# runs scikit-learn's estimator checks, a privacy audit, a Dask cluster, the
-# benchmarks or inner pytest sessions with worker processes, reads a real data set,
-# or took more than about a second and a half in ``pytest -m "not heavy"
-# --durations=80`` on 2 shared cores; the full run (plain ``pytest``) runs every one.
+# runs scikit-learn's estimator checks, a privacy audit, a Dask cluster or the
+# benchmarks, reads a real data set, or took more than about a second and a half in
+# ``pytest -m "not heavy" --durations=80`` on 2 shared cores; the full run (plain
+# ``pytest``) runs every one of them.
 HEAVY_MODULES = {"test_estimator_checks.py", "test_estimator_checks_secure.py", "test_audit.py",
-                 "test_audit_secure.py", "test_dask_backend.py", "test_benchmarks.py",
-                 "test_background.py"}
+                 "test_audit_secure.py", "test_dask_backend.py", "test_benchmarks.py"}
 REAL_DATA_FIXTURES = {"adult", "reuters"}
 HEAVY_TESTS = {  # measured over about a second (--durations), or reading a real data set
     "test_accelerated.py": {
@@ -227,4 +222,3 @@ def pytest_collection_modifyitems(config, items):
         if (module in HEAVY_MODULES or name in HEAVY_TESTS.get(module, ())
                 or REAL_DATA_FIXTURES.intersection(getattr(item, "fixturenames", ()))):
             item.add_marker(pytest.mark.heavy)
-

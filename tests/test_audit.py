@@ -328,20 +328,9 @@ def test_audited_fits_must_run_the_planned_steps():
                         RunsPlannedSteps(coef_00, 6), n_runs=4, random_state=0, n_jobs=2)
 
 
-def _audit_cost(design, solver, control=None):
-    """Fit-steps of a pairing's audit: the order its background job is submitted in."""
-    steps = design.planned_steps(solver)
-    return steps * (N_RUNS_CONTROL if control else quick_runs(steps))
-
-
-def _control_cost(design, solver):
-    return _audit_cost(design, solver, control=True)
-
-
 @pytest.mark.parametrize("design, solver", PAIRINGS, ids=PAIR_IDS)
-@pytest.mark.background(job=audit_pairing, cost=_audit_cost)
-def test_audit_bound_stays_below_claimed_epsilon(design, solver, background):
-    result = background
+def test_audit_bound_stays_below_claimed_epsilon(design, solver):
+    result = audit_pairing(design, solver)
     assert result.n_iter == design.planned_steps(solver)
     assert result.claimed_epsilon == CLAIMED_EPSILON
     assert result.epsilon_lower_bound <= CLAIMED_EPSILON, result.summary()
@@ -351,14 +340,9 @@ def test_audit_bound_stays_below_claimed_epsilon(design, solver, background):
 PURE_SOLVERS = [s for s in DESIGNS["logistic"].solvers() if s != "preconditioned_gd"]
 
 
-def _pure_audit(solver):
-    return audit_pairing(DESIGNS["logistic"], solver, confidence=PURE_CONFIDENCE, **PURE)
-
-
 @pytest.mark.parametrize("solver", PURE_SOLVERS)
-@pytest.mark.background(job=_pure_audit)
-def test_audit_pure_dp_single_step(solver, background):
-    result = background
+def test_audit_pure_dp_single_step(solver):
+    result = audit_pairing(DESIGNS["logistic"], solver, confidence=PURE_CONFIDENCE, **PURE)
     assert result.delta == 0.0
     assert result.epsilon_lower_bound <= CLAIMED_EPSILON, result.summary()
 
@@ -369,18 +353,13 @@ def test_audit_catches_laplace_noise_at_half_scale():
     assert result.epsilon_lower_bound > CLAIMED_EPSILON, result.summary()
 
 
-def _gd_variant_audit(variant):
+@pytest.mark.parametrize("variant", ["sampled", "huge_canary"])
+def test_audit_gd_variants(variant):
     design = DESIGNS["logistic"]
     if variant == "sampled":  # Poisson-sampled DP-SGD, RDP accounting
-        return audit_pairing(design, "gd", batch_size=25)
-    # correct clipping makes a huge canary no stronger than a unit one
-    return audit_pairing(design, "gd", canary_x=design.huge_canary_x)
-
-
-@pytest.mark.parametrize("variant", ["sampled", "huge_canary"])
-@pytest.mark.background(job=_gd_variant_audit)
-def test_audit_gd_variants(variant, background):
-    result = background
+        result = audit_pairing(design, "gd", batch_size=25)
+    else:  # correct clipping makes a huge canary no stronger than a unit one
+        result = audit_pairing(design, "gd", canary_x=design.huge_canary_x)
     assert result.epsilon_lower_bound <= CLAIMED_EPSILON, result.summary()
 
 
@@ -388,32 +367,20 @@ def test_audit_gd_variants(variant, background):
 RGDA_MINIMAX = {**RGDA_ALWAYS_DESCENDS, "dual": "per_record"}
 
 
-def _rgda_minimax_audit():
-    return audit_pairing(DESIGNS["matrix_sensing"], "rgda", solver_params=RGDA_MINIMAX)
-
-
-@pytest.mark.background(job=_rgda_minimax_audit)
-def test_audit_rgda_minimax_form(background):
+def test_audit_rgda_minimax_form():
     # the canary's dual is a function of the canary and the released iterates
     # only, and its clipped y J(x) a push of norm <= C like its gradient: the
     # audit of the y-free form holds (measured: the same design with the noise
     # off is caught, eps_lb 3.05 at 100 runs; the y-free rgda's control covers
     # the noise path, which the duals do not change)
     design = DESIGNS["matrix_sensing"]
-    result = background
+    result = audit_pairing(design, "rgda", solver_params=RGDA_MINIMAX)
     assert result.n_iter == design.planned_steps("rgda")
     assert result.epsilon_lower_bound <= CLAIMED_EPSILON, result.summary()
 
 
-def _noise_off_audit(design, solver):
-    return control_audit(design, solver, "noise_off")
-
-
-def _clipping_off_audit(design, solver):
-    return control_audit(design, solver, "clipping_off")
-
-
-def _check_control(design, solver, control, result):
+def _check_control(design, solver, control):
+    result = control_audit(design, solver, control)
     extra = (design.clipping_control_params(solver)
              if control == "clipping_off" and design.clipping_control_params else {})
     assert result.n_iter == extra.get("max_iter", design.planned_steps(solver))
@@ -422,15 +389,13 @@ def _check_control(design, solver, control, result):
 
 
 @pytest.mark.parametrize("design, solver", CONTROL_PARAMS)
-@pytest.mark.background(job=_noise_off_audit, cost=_control_cost)
-def test_audit_catches_noise_turned_off(design, solver, background):
-    _check_control(design, solver, "noise_off", background)
+def test_audit_catches_noise_turned_off(design, solver):
+    _check_control(design, solver, "noise_off")
 
 
 @pytest.mark.parametrize("design, solver", CONTROL_PARAMS)
-@pytest.mark.background(job=_clipping_off_audit, cost=_control_cost)
-def test_audit_catches_clipping_turned_off(design, solver, background):
-    _check_control(design, solver, "clipping_off", background)
+def test_audit_catches_clipping_turned_off(design, solver):
+    _check_control(design, solver, "clipping_off")
 
 
 def test_audit_estimator_is_reproducible_and_input_agnostic():
@@ -515,7 +480,7 @@ def test_long_audit(design, solver, variant):
 @pytest.mark.parametrize("control", CONTROLS)
 @pytest.mark.parametrize("design, solver", PAIRINGS, ids=PAIR_IDS)
 def test_long_controls_on_every_pairing(design, solver, control):
-    _check_control(design, solver, control, control_audit(design, solver, control))
+    _check_control(design, solver, control)
 
 
 @pytest.mark.audit_long
@@ -593,32 +558,24 @@ def test_the_noise_comparison_catches_a_reused_seed():
     np.testing.assert_array_equal(first, second)
 
 
-def _shared_seed_gd_audit():
-    design, solver = DESIGNS["logistic"], "gd"
-    estimator = design.make(solver)
-    return estimator.max_iter, _shared_seed_audit(estimator, design)
-
-
-def _reused_seed_audit():
-    params = DESIGNS["logistic"].make("gd").get_params()
-    return _shared_seed_audit(_SeedReusingLogisticRegression(**params), n_runs=N_RUNS_CONTROL)
-
-
-@pytest.mark.background(job=_shared_seed_gd_audit)
-def test_shared_seed_audit_passes(background):
+def test_shared_seed_audit_passes():
     # end to end, statistically, on the default solver: independent noise, so
     # the pair leaks no more than one fit (every pairing: the exact test above)
-    steps, result = background
-    assert steps == DESIGNS["logistic"].planned_steps("gd")
+    design, solver = DESIGNS["logistic"], "gd"
+    estimator = design.make(solver)
+    assert estimator.max_iter == design.planned_steps(solver)
+    result = _shared_seed_audit(estimator, design)
     assert result.epsilon_lower_bound <= CLAIMED_EPSILON, result.summary()
 
 
-@pytest.mark.background(job=_reused_seed_audit)
-def test_shared_seed_audit_catches_a_reused_seed(background):
+def test_shared_seed_audit_catches_a_reused_seed():
+    design = DESIGNS["logistic"]
+    params = design.make("gd").get_params()
     # the difference of the two fits is noiseless: a perfect test, whose
     # bound is the ceiling of the run count, above the claim at the negative
     # controls' run count (3.0 with 100 runs per side; 4.32 with 350)
-    result = background
+    result = _shared_seed_audit(_SeedReusingLogisticRegression(**params),
+                                n_runs=N_RUNS_CONTROL)
     assert result.epsilon_lower_bound > CLAIMED_EPSILON, result.summary()
 
 
@@ -645,7 +602,7 @@ def _intercept(model):
     return float(np.ravel(model.intercept_)[0])
 
 
-def _intercept_audits():
+def test_audit_of_the_intercept():
     # D: the features carry nothing (x = 0), labels balanced; the canary
     # (x = 0, y = 1) moves only the intercept
     # (logistic regression with gd: the steps planned for Adult)
@@ -656,15 +613,9 @@ def _intercept_audits():
     statistic = RunsPlannedSteps(_intercept, steps)
     result = audit_estimator(est, X, y, [0.0, 0.0], 1, statistic, n_runs=quick_runs(steps),
                              random_state=3, n_jobs=N_JOBS, run_context=cached_calibration)
+    assert result.epsilon_lower_bound <= CLAIMED_EPSILON, result.summary()
     noiseless = audit_estimator(est, X, y, [0.0, 0.0], 1, statistic, n_runs=N_RUNS_CONTROL,
                                 random_state=3, n_jobs=N_JOBS, run_context=noise_off)
-    return result, noiseless
-
-
-@pytest.mark.background(job=_intercept_audits)
-def test_audit_of_the_intercept(background):
-    result, noiseless = background
-    assert result.epsilon_lower_bound <= CLAIMED_EPSILON, result.summary()
     assert noiseless.epsilon_lower_bound > CLAIMED_EPSILON, noiseless.summary()
 
 
@@ -676,7 +627,7 @@ def _label_2_score(model):
     return float(model.intercept_[list(model.classes_).index(2)])
 
 
-def _label_audits():
+def test_audit_of_a_label_seen_once():
     X, y = DESIGNS["logistic"].X, DESIGNS["logistic"].y
     steps = DESIGNS["logistic"].planned_steps("gd")  # gd plans 100 for any label set
     est = skdp.DPLogisticRegression(epsilon=CLAIMED_EPSILON, delta=DELTA, clip_norm=0.01,
@@ -684,19 +635,13 @@ def _label_audits():
     # classes=None reads the label set from y: the documented leak is visible
     leak = audit_estimator(est, X, y, [0.0, 0.0], 2, _has_label_2, n_runs=N_RUNS_CONTROL,
                            random_state=4, n_jobs=N_JOBS, run_context=cached_calibration)
+    assert leak.epsilon_lower_bound > CLAIMED_EPSILON, leak.summary()
     # with the public label set given, the canary's label is private
     public = est.set_params(classes=[0, 1, 2])
     result = audit_estimator(public, X, y, [0.0, 0.0], 2,
                              RunsPlannedSteps(_label_2_score, steps),
                              n_runs=quick_runs(steps),
                              random_state=4, n_jobs=N_JOBS, run_context=cached_calibration)
-    return leak, result
-
-
-@pytest.mark.background(job=_label_audits)
-def test_audit_of_a_label_seen_once(background):
-    leak, result = background
-    assert leak.epsilon_lower_bound > CLAIMED_EPSILON, leak.summary()
     assert result.epsilon_lower_bound <= CLAIMED_EPSILON, result.summary()
 
 
