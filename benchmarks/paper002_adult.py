@@ -232,7 +232,7 @@ def main(argv=None):
     loaders = {"Adult": load_adult, "Bank": load_bank}
     seeds = list(range(args.seeds))
     command = "python benchmarks/paper002_adult.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    out = [f"# Paper 002 (Chen & Lee 2020): line search against DP-AGD and gd", "",
+    out = ["# Paper 002 (Chen & Lee 2020): line search against DP-AGD and gd", "",
            f"Written by `{command.strip()}` ({'quick' if args.quick else 'full' if args.seeds == 5 and len(args.epsilons) == 5 else 'partial'} mode); "
            f"delta = {DELTA:g} (the paper's), rows of unit L2 norm, mean ± std over seeds "
            f"{seeds}; every skdp estimator at its defaults except what the row names; "

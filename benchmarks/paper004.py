@@ -158,7 +158,7 @@ def main(argv=None):
                     runs = [run_dp_tr(kind, group, e, s, data) for s in seeds]
                     measured[(kind, group, "DP-TR", e)] = runs
                     cells.append(row(runs))
-                print(f"| DP-TR (benchmarks/dp_trust_region.py) | " + " | ".join(cells) + " |")
+                print("| DP-TR (benchmarks/dp_trust_region.py) | " + " | ".join(cells) + " |")
                 for e in epsilons:
                     measured[(kind, group, "gd", e)] = gd[e]
                 print("| gd (defaults) | " + " | ".join(row(gd[e], False) for e in epsilons)

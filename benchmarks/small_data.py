@@ -54,7 +54,6 @@ Results: ``benchmarks/results/small_data.md``.
 """
 
 import argparse
-import os
 import sys
 import time
 import warnings

@@ -54,6 +54,7 @@ def run(tier):
         "cpu_seconds": usage.ru_utime + usage.ru_stime,
         "summary": summary[-1] if summary else f"no summary (exit {done.returncode})",
         "slowest": slowest_tests(done.stdout),
+        "failed": failed_tests(done.stdout),
         "cores": os.cpu_count(),
         "load": (load_before[0], load_after[0]),
         "when": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -67,6 +68,11 @@ def slowest_tests(output):
     return [(float(seconds), phase, test) for seconds, phase, test in rows]
 
 
+def failed_tests(output):
+    """The tests pytest's short summary (``-ra``, the project's default) lists as failed."""
+    return re.findall(r"^(?:FAILED|ERROR) (\S+)", output, flags=re.M)
+
+
 def section(tier, result):
     minutes, seconds = divmod(round(result["seconds"]), 60)
     return (f"## {tier}\n\n"
@@ -77,6 +83,7 @@ def section(tier, result):
             f"- cores: {result['cores']}; load average (1 min) before / after: "
             f"{result['load'][0]:.1f} / {result['load'][1]:.1f}\n"
             f"- run: {result['when']}\n"
+            + "".join(f"- failed: `{test}`\n" for test in result.get("failed", []))
             + _slowest_list(result.get("slowest", [])))
 
 

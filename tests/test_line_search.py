@@ -7,10 +7,9 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_iris, make_classification
+from sklearn.datasets import make_classification
 from sklearn.preprocessing import Normalizer
 
-import skdp
 from skdp import DPLinearSVC, DPLogisticRegression, DPMatrixSensing
 from skdp.accounting import (
     BudgetAccountant,
@@ -38,7 +37,6 @@ from skdp.solvers import (
     ProblemSpec,
     QueryBudgetError,
     Solver,
-    SolverResult,
     available_solvers,
     get_solver,
     register_solver,

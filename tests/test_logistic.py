@@ -14,7 +14,6 @@ from sklearn.preprocessing import Normalizer
 from skdp import BudgetAccountant, BudgetError, DPLogisticRegression
 from skdp.accounting import Gaussian, Repeated, calibrate, get_epsilon
 from skdp.losses import GLMLoss
-from skdp.solvers import get_solver
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from skdp.losses import (
 from skdp.penalties import L2Penalty, NonConvexPenalty, make_penalty
 from skdp.matrix_sensing import make_matrix_sensing
 from skdp.solvers import PrivateQueries, available_solvers, get_solver
-from skdp.solvers.second_order import C1, C_HESS
+from skdp.solvers.second_order import C1
 from skdp.validation import resolve_alpha
 
 DELTA = 1e-5
