@@ -118,10 +118,10 @@ def test_tier_times_lists_the_slowest_tests_and_keeps_the_other_tier(tmp_path):
               "80.21s call     tests/test_audit.py::test_bound[svc-dual_averaging]\n"
               "43.04s setup    tests/test_minimax.py::test_recovery[1.0-0.2]\n"
               "==== short test summary info ====\n"
-              "FAILED tests/test_ledger.py::test_sigkill - AssertionError: lost a spend\n"
+              "FAILED tests/test_example.py::test_one[2] - AssertionError: assert 1 == 2\n"
               "==== 1 failed, 2 passed in 1.00s ====\n")
     rows = tiers.slowest_tests(output)
-    assert tiers.failed_tests(output) == ["tests/test_ledger.py::test_sigkill"]
+    assert tiers.failed_tests(output) == ["tests/test_example.py::test_one[2]"]
     assert rows == [(80.21, "call", "tests/test_audit.py::test_bound[svc-dual_averaging]"),
                     (43.04, "setup", "tests/test_minimax.py::test_recovery[1.0-0.2]")]
     result = {"command": "python -m pytest", "seconds": 75.0, "cpu_seconds": 120.0,
@@ -133,5 +133,5 @@ def test_tier_times_lists_the_slowest_tests_and_keeps_the_other_tier(tmp_path):
     text = path.read_text()
     assert "## fast" in text and "## full" in text
     assert "- 80.2 s call: `tests/test_audit.py::test_bound[svc-dual_averaging]`" in text
-    assert "- failed: `tests/test_ledger.py::test_sigkill`" in text
+    assert "- failed: `tests/test_example.py::test_one[2]`" in text
     assert text.index("## fast") < text.index("## full") < text.index("80.2 s call")
