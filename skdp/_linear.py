@@ -23,7 +23,6 @@ from .validation import (
     StrOptions,
     check_classification_targets,
     column_or_1d,
-    validate_data,
 )
 
 __all__ = ["PrivateLinearClassifier"]
@@ -156,10 +155,7 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateLinearModel):
         public_classes(self.classes)
 
     def _validate_data(self, X, y):
-        X, y = validate_data(
-            self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
-            y_numeric=False,
-        )
+        X, y = self._validated_rows(X, y, y_numeric=False)
         check_classification_targets(y)
         return X, y
 

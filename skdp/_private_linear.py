@@ -13,6 +13,8 @@ the regressors.
 """
 
 
+import functools
+
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
@@ -20,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import PrivateEstimatorMixin
 from ._dask import DaskLoss, as_dask_arrays, dask_decision_function, is_dask_collection
 from ._dask import feature_names as dask_feature_names
-from .losses import LinearDesign
+from .losses import LinearDesign, sum_is_finite
 from .validation import validate_data
 
 __all__ = ["PrivateLinearModel"]
@@ -67,6 +69,23 @@ class PrivateLinearModel(PrivateEstimatorMixin, BaseEstimator):
         return None
 
     # -- binding the loss to the data ----------------------------------------
+    def _validated_rows(self, X, y, y_numeric):
+        """``validate_data`` for a fit: X as float64 / float32, dense or CSR, finite.
+
+        scikit-learn's finite check first sums X in one thread; a large dense
+        X is summed here by row blocks in threads instead, and only a sum
+        that is not finite runs scikit-learn's whole check again on the
+        input as given (the same error as without the fast path, naming the
+        offending value's kind and column, or none when finite entries merely
+        overflowed the sum).
+        """
+        checked = functools.partial(validate_data, self, accept_sparse="csr",
+                                    dtype=[np.float64, np.float32], y_numeric=y_numeric)
+        X_valid, y_valid = checked(X, y, ensure_all_finite=False)
+        if not sum_is_finite(X_valid):
+            X_valid, y_valid = checked(X, y)
+        return X_valid, y_valid
+
     def _bind_loss(self, X, y, spec):
         if is_dask_collection(X):
             return self._bind_dask_loss(X, y, spec)

@@ -10,7 +10,7 @@ from ._dask import is_dask_collection
 from ._linear import PENALTY_CONSTRAINTS, PrivateLinearClassifier, public_classes
 from ._private_linear import PrivateLinearModel
 from .losses import BinaryLogisticLoss, MultinomialLogisticLoss, SquaredLoss
-from .validation import POSITIVE, check_array, validate_data
+from .validation import POSITIVE, check_array
 
 __all__ = ["DPLogisticRegression", "DPLinearRegression"]
 
@@ -389,8 +389,7 @@ class DPLinearRegression(RegressorMixin, PrivateLinearModel):
         return SquaredLoss, {"y_bound": y_bound}, None
 
     def _validate_data(self, X, y):
-        return validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
-                             y_numeric=True)
+        return self._validated_rows(X, y, y_numeric=True)
 
     def _targets(self, y):
         return y  # SquaredLoss clips them to y_bound

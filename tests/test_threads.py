@@ -130,7 +130,10 @@ def test_decision_is_the_same_with_one_and_two_threads(order, dtype, n_outputs):
     with threadpool_limits(2):
         two = design.decision(W)
     np.testing.assert_array_equal(one, two)
-    np.testing.assert_allclose(one, X.astype(np.float64) @ W, rtol=1e-12)
+    # against one float64 product: the error bound of a dot product, relative to
+    # sum_j |x_ij w_j| (a relative tolerance fails where the terms cancel)
+    X64 = X.astype(np.float64)
+    assert np.all(np.abs(one - X64 @ W) <= 1e-12 * (np.abs(X64) @ np.abs(W)))
 
 
 @pytest.mark.parametrize("solver", ["auto", "preconditioned_gd"])
@@ -183,3 +186,53 @@ def test_dual_averaging_sets_the_blas_limit_once_per_fit_not_per_round(monkeypat
     assert 0 < len(calls) <= 4, len(calls)  # once down to 1 and once back, per library
     with threadpool_limits(1):
         np.testing.assert_array_equal(_fit(est, X, y, 1).coef_, one_fit.coef_)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_row_norms_by_blocks_in_threads_are_einsums_bit_for_bit(dtype, order):
+    # the squared norms are summed by row blocks in threads for a C-contiguous X;
+    # each row's sum must be the one einsum gives over the whole X, whatever the threads
+    from skdp.losses._design_rows import _dense_squared_norms
+    rng = np.random.default_rng(3)
+    X = (rng.standard_normal((40_001, 37)) * rng.lognormal(0, 4, size=(40_001, 1))).astype(dtype)
+    X = np.asarray(X, order=order)
+    expected = np.einsum("ij,ij->i", X, X, dtype=np.float64)
+    for threads in (1, 2):
+        with threadpool_limits(threads):
+            np.testing.assert_array_equal(_dense_squared_norms(X), expected)
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_bad_value_in_any_block_of_a_large_x_is_found_before_the_charge(value, dtype):
+    # the fit's finite check sums a large dense X by row blocks in threads
+    # (skdp.losses.sum_is_finite): a NaN or infinity in the last block, in a
+    # middle one or in the first must give scikit-learn's error (redacted:
+    # the kind and the column, no value), and nothing is charged
+    from skdp import DPLinearRegression
+    from skdp.losses import sum_is_finite
+    X, y = _data(n=50_000, d=6, dtype=dtype)
+    assert sum_is_finite(X)
+    for row in (0, 20_000, 49_999):
+        Xb = X.copy()
+        Xb[row, 4] = value
+        assert not sum_is_finite(Xb)
+        kind = "NaN" if np.isnan(value) else "infinity"
+        for est in (DPLogisticRegression(random_state=0), DPLinearSVC(random_state=0),
+                    DPLinearRegression(random_state=0)):
+            accountant = BudgetAccountant()
+            with pytest.raises(ValueError, match=rf"Input X contains {kind}.*\(in column 4\)"):
+                est.set_params(accountant=accountant).fit(Xb, y)
+            assert len(accountant.spends) == 0 and accountant.spent() == (0.0, 0.0)
+
+
+def test_finite_entries_whose_sum_overflows_are_accepted():
+    # a sum that overflows is not proof of a bad value: scikit-learn's
+    # entry-wise check decides, and this X is finite, so it fits
+    X, y = _data(n=40_000, d=4)
+    X[::2, 0] = 1e308
+    from skdp.losses import sum_is_finite
+    assert not sum_is_finite(X)
+    model = DPLogisticRegression(random_state=0, data_norm=1.0, accountant=BudgetAccountant())
+    assert np.isfinite(model.fit(X, y).coef_).all()

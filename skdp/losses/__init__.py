@@ -18,6 +18,7 @@ float64 by row blocks, whatever X's dtype.
 from ._batch_sums import BatchSums
 from ._canonical import canonical_rows
 from ._design import LinearDesign
+from ._design_rows import sum_is_finite
 from ._factor_stand_ins import factor_step
 from ._float64_sums import CompensatedSum, column_totals, float64_total
 from ._glm import GLMLoss
@@ -46,4 +47,5 @@ __all__ = [
     "factor_step",
     "one_blas_thread",
     "float64_total",
+    "sum_is_finite",
 ]

@@ -10,7 +10,7 @@ from sklearn.utils.extmath import row_norms
 from ._float64_sums import SUM_ROWS, row_blocks
 from ._threads import map_blocks, pass_threads
 
-__all__ = ["nbytes_of"]
+__all__ = ["nbytes_of", "sum_is_finite"]
 
 _F64_MAX = float(np.finfo(np.float64).max)
 #: float64 sums of squares at or above this lost nothing to underflow (a
@@ -151,7 +151,7 @@ def _l2_row_norms(X):
         else:  # float32: square in float64 (float32 squares overflow at 1.8e19)
             sq = _csr_row_sums(np.square(X.data, dtype=np.float64), X.indptr)
     else:
-        sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
+        sq = _dense_squared_norms(X)
     sq = np.asarray(sq, dtype=np.float64)
     norms = np.sqrt(sq)
     if X.dtype == np.float64:
@@ -161,6 +161,59 @@ def _l2_row_norms(X):
         if fix.size:
             norms[fix] = _scaled_rows(X[fix])[0]
     return norms
+
+
+def sum_is_finite(X):
+    """Whether the sum of ``X``'s entries is finite (True proves every entry finite).
+
+    scikit-learn's first test of finiteness (``np.isfinite(X.sum())``), with a
+    C-contiguous dense ``X`` summed by row blocks in threads. False means an
+    entry is NaN or infinite, or that a sum of finite entries overflowed: the
+    caller then runs the entry-wise check.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix, float
+        Validated input (for a sparse matrix, its stored entries are summed).
+
+    Returns
+    -------
+    bool
+    """
+    A = X.data if sp.issparse(X) else np.asarray(X)
+    if A.ndim != 2 or not A.flags.c_contiguous or A.shape[0] <= SUM_ROWS:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return bool(np.isfinite(A.sum()))
+    blocks = row_blocks(A.shape[0], SUM_ROWS)
+
+    def work(k, scratch):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return bool(np.isfinite(A[blocks[k]].sum()))
+
+    return all(map_blocks(work, len(blocks), pass_threads(len(blocks))))
+
+
+def _dense_squared_norms(X):
+    """Squared L2 norm of every row of a dense ``X``, in float64, by row blocks in threads.
+
+    Each row's sum is the one ``np.einsum("ij,ij->i", X, X, dtype=float64)``
+    gives over the whole of a C-contiguous ``X`` (a row's result depends on
+    that row only), so the blocks and their thread count change no bit of it.
+    Other layouts are summed in one call: a cast float32 column-major ``X`` is
+    buffered along the rows, and its sums round with the buffer's bounds.
+    """
+    n = X.shape[0]
+    if not X.flags.c_contiguous or n <= SUM_ROWS:
+        return np.einsum("ij,ij->i", X, X, dtype=np.float64)
+    sq = np.empty(n)
+    blocks = row_blocks(n, SUM_ROWS)
+
+    def work(k, scratch):
+        block = blocks[k]
+        sq[block] = np.einsum("ij,ij->i", X[block], X[block], dtype=np.float64)
+
+    map_blocks(work, len(blocks), pass_threads(len(blocks)))
+    return sq
 
 
 def _l1_row_norms(X):
