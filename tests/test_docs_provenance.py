@@ -1,6 +1,7 @@
 """Every measured number on a solver page comes from a results file the page cites.
 
-THE RULE (issue 39; applies to every ``docs/solvers/*.md``):
+THE RULE (issue 39; applies to every ``docs/solvers/*.md``, and to
+``docs/secure_mode.md`` and ``docs/regression.md``):
 
 1. A page *cites* a results file by naming its path ``benchmarks/results/<name>.md``
    anywhere on the page (prose, a table, or a ``{include}`` directive).
@@ -30,7 +31,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = sorted((ROOT / "docs" / "solvers").glob("*.md"))
+#: the solver pages, and the user-guide pages whose every measured number comes
+#: from a results file (the other guide pages quote executed examples and
+#: published references as well)
+PAGES = sorted((ROOT / "docs" / "solvers").glob("*.md")) + [
+    ROOT / "docs" / "secure_mode.md", ROOT / "docs" / "regression.md"]
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])")
 _CITE = re.compile(r"benchmarks/results/([\w.-]+\.md)")
@@ -124,7 +129,7 @@ def test_page_numbers_appear_in_cited_results(page):
     missing = untraced(page)
     cites = cited_files(page.read_text())
     assert not missing, (
-        f"docs/solvers/{page.name}: these numbers appear in none of the results files "
+        f"{page.relative_to(ROOT)}: these numbers appear in none of the results files "
         f"the page cites ({cites or 'none'}): {missing}. Cite the results file that "
         "holds them (benchmarks/results/<name>.md), regenerate it with its script, "
         "or remove the number (rule at the top of tests/test_docs_provenance.py)."
