@@ -181,16 +181,14 @@ def sum_is_finite(X):
     bool
     """
     A = X.data if sp.issparse(X) else np.asarray(X)
-    if A.ndim != 2 or not A.flags.c_contiguous or A.shape[0] <= SUM_ROWS:
-        with np.errstate(over="ignore", invalid="ignore"):
-            return bool(np.isfinite(A.sum()))
-    blocks = row_blocks(A.shape[0], SUM_ROWS)
 
-    def work(k, scratch):
+    def finite(rows):
         with np.errstate(over="ignore", invalid="ignore"):
-            return bool(np.isfinite(A[blocks[k]].sum()))
+            return bool(np.isfinite(rows.sum()))
 
-    return all(map_blocks(work, len(blocks), pass_threads(len(blocks))))
+    if A.ndim != 2:
+        return finite(A)
+    return all(_by_row_blocks(A, finite))
 
 
 def _dense_squared_norms(X):
@@ -202,18 +200,19 @@ def _dense_squared_norms(X):
     Other layouts are summed in one call: a cast float32 column-major ``X`` is
     buffered along the rows, and its sums round with the buffer's bounds.
     """
-    n = X.shape[0]
-    if not X.flags.c_contiguous or n <= SUM_ROWS:
-        return np.einsum("ij,ij->i", X, X, dtype=np.float64)
-    sq = np.empty(n)
-    blocks = row_blocks(n, SUM_ROWS)
+    return np.concatenate(_by_row_blocks(
+        X, lambda rows: np.einsum("ij,ij->i", rows, rows, dtype=np.float64)))
 
-    def work(k, scratch):
-        block = blocks[k]
-        sq[block] = np.einsum("ij,ij->i", X[block], X[block], dtype=np.float64)
 
-    map_blocks(work, len(blocks), pass_threads(len(blocks)))
-    return sq
+def _by_row_blocks(X, work):
+    """``[work(rows) ...]`` over the fixed row blocks of a C-contiguous 2-D ``X``
+    (blocks in threads, results in block order); one call on the whole of any
+    other ``X`` or of one block's worth of rows."""
+    if not X.flags.c_contiguous or X.shape[0] <= SUM_ROWS:
+        return [work(X)]
+    blocks = row_blocks(X.shape[0], SUM_ROWS)
+    return map_blocks(lambda k, scratch: work(X[blocks[k]]), len(blocks),
+                      pass_threads(len(blocks)))
 
 
 def _l1_row_norms(X):
