@@ -5,6 +5,15 @@ import os
 # scikit-learn's array-API estimator checks run only when SciPy is imported with
 # array-API support; set it before anything imports SciPy so they run, not skip.
 os.environ.setdefault("SCIPY_ARRAY_API", "1")
+# The suite runs in pytest-xdist workers, one per core (``-n auto`` in pyproject.toml):
+# each worker keeps to one core, so an audit runs its fits in the worker itself
+# (read by ``skdp.testing`` at import), and the BLAS gets one thread here
+# (pytest_configure) and in the processes a test starts (Dask workers, the CLI).
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+if XDIST_WORKER:
+    os.environ.setdefault("SKDP_AUDIT_JOBS", "1")
+    for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_variable, "1")
 
 import functools  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -60,6 +69,18 @@ def load_benchmark_script(name):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def pytest_configure(config):
+    if XDIST_WORKER:
+        # two workers with two BLAS threads each would oversubscribe the two cores: a
+        # call's second thread waits for a core (tests that need threads raise the limit)
+        from threadpoolctl import threadpool_limits
+
+        config.stash[_BLAS_LIMIT] = threadpool_limits(1)
+
+
+_BLAS_LIMIT = pytest.StashKey()
 
 
 @pytest.fixture(scope="session")
