@@ -49,8 +49,8 @@ def run(tier):
         "command": "python -m pytest " + " ".join(
             f'"{arg}"' if " " in arg else arg for arg in TIERS[tier]),
         "seconds": seconds,
-        # CPU time of pytest and its worker processes: on idle cores the wall time is
-        # close to it (the suite runs mostly in one process); on shared cores far above
+        # CPU time of pytest and its worker processes (one pytest-xdist worker per
+        # core): on idle cores about the cores times the wall time
         "cpu_seconds": usage.ru_utime + usage.ru_stime,
         "summary": summary[-1] if summary else f"no summary (exit {done.returncode})",
         "slowest": slowest_tests(done.stdout),
