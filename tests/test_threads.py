@@ -240,3 +240,22 @@ def test_finite_entries_whose_sum_overflows_are_accepted():
     assert not sum_is_finite(X)
     model = DPLogisticRegression(random_state=0, data_norm=1.0, accountant=BudgetAccountant())
     assert np.isfinite(model.fit(X, y).coef_).all()
+
+
+def test_a_fit_under_a_one_thread_blas_reads_the_limit_a_few_times_not_per_round(monkeypatch):
+    # under threadpool_limits(1) (joblib's workers, OMP_NUM_THREADS=1, the test
+    # suite's workers) one_blas_thread holds the BLAS like any other limit, so
+    # the rounds' passes do not ask threadpoolctl for the thread count each time
+    from skdp.losses._threads import _blas_libraries, _controller
+
+    calls = []
+    for lib in _blas_libraries(_controller()):
+        monkeypatch.setattr(lib, "get_num_threads",
+                            lambda real=lib.get_num_threads: calls.append(1) or real())
+    X, y = _data(n=400, d=3)
+    est = DPLogisticRegression(solver="dual_averaging", classes=[0, 1], max_iter=50,
+                               random_state=0)
+    with threadpool_limits(1):
+        calls.clear()
+        assert _fit(est, X, y, 1).n_iter_ == 50
+    assert len(calls) <= 10, len(calls)

@@ -177,16 +177,16 @@ def one_blas_thread():
     BLAS's thread count (an eigendecomposition of a noisy Gram matrix, a
     matrix-matrix product): inside it, the result is the same whatever the
     user's thread limit. Shares the limit with the passes of
-    :func:`map_blocks`, so concurrent fits restore the user's limit once.
+    :func:`map_blocks`, so concurrent fits restore the user's limit once. It
+    holds the limit even when it is one already (``threadpool_limits(1)``,
+    joblib's workers): the passes inside it then do not ask threadpoolctl for
+    the thread count (a solver's loop of small passes runs inside it).
 
     Yields
     ------
     None
         Inside the ``with`` block, the BLAS libraries run on one thread.
     """
-    if _blas_limit(_controller()) <= 1 and not _STATE["active"]:
-        yield
-        return
     _enter_single_blas()
     try:
         yield
