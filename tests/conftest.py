@@ -74,13 +74,11 @@ def load_benchmark_script(name):
 def pytest_configure(config):
     if XDIST_WORKER:
         # two workers with two BLAS threads each would oversubscribe the two cores: a
-        # call's second thread waits for a core (tests that need threads raise the limit)
+        # call's second thread waits for a core (tests that need threads raise the
+        # limit); the limit stays for the worker's life
         from threadpoolctl import threadpool_limits
 
-        config.stash[_BLAS_LIMIT] = threadpool_limits(1)
-
-
-_BLAS_LIMIT = pytest.StashKey()
+        threadpool_limits(1)
 
 
 @pytest.fixture(scope="session")
