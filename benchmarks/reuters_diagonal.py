@@ -9,9 +9,11 @@ Validation (the choice): only Reuters' training file is opened
 (``load_svmlight_train``), split 75/25 (stratified, ``random_state=0``);
 ``gd`` (``solver='auto'``'s choice there before issue 43) and
 ``preconditioned_gd``'s diagonal mode over a grid of steps ``T``, damping
-``c`` and averaged tail, both classifiers, 5 seeds, epsilon 0.1 / 1 / 3.
+``c``, averaged tail and the value of the intercept feature (the loss's 1, or
+0.3: rows ``[s x, 0.3]``), both classifiers, 5 seeds, epsilon 0.1 / 1 / 3.
 
-Test (the check, after the choice): the defaults (``solver='auto'``) and
+Test (the check, after the choice): the defaults (``solver='auto'``), the
+diagonal mode's previous defaults (damping 16, intercept feature 1) and
 ``solver='gd'`` on Reuters' test rows at epsilon 0.1 / 1 / 3, 5 seeds, both
 classifiers, beside scikit-learn's non-private ``LogisticRegression``; and
 Adult's defaults (123 features: the full preconditioner, which this change
@@ -38,8 +40,9 @@ from benchmark_data import load_svmlight, load_svmlight_train, write_report  # n
 ESTIMATORS = (DPLogisticRegression, DPLinearSVC)
 SEEDS = range(5)
 EPSILONS = (0.1, 1.0, 3.0)
-#: the grid of the diagonal mode (steps, damping, averaged tail)
-GRID = list(itertools.product((30, 60, 100), (8.0, 16.0, 32.0), (0.5, 0.8)))
+#: the grid of the diagonal mode (steps, damping, averaged tail, intercept feature)
+GRID = list(itertools.product((30, 60, 100), (8.0, 16.0, 32.0, 48.0), (0.5, 0.8),
+                              (1.0, 0.3)))
 #: the largest means re-measured on new seeds and splits
 TIE_BREAK, TIE_SEEDS = 3, range(5, 15)
 OUT = Path(__file__).resolve().parent / "results" / "reuters_diagonal.md"
@@ -73,11 +76,11 @@ def validation(lines):
               "SVC: DPLinearSVC); 'mean' is the mean of the six columns.", "",
               *TABLE_HEAD]
     candidates = [("gd (auto before)", dict(solver="gd"))]
-    candidates += [(f"diagonal T={T} c={c:g} average={a:g}",
+    candidates += [(f"diagonal T={T} c={c:g} average={a:g} intercept={f:g}",
                     dict(solver="preconditioned_gd", max_iter=T,
                          solver_params={"preconditioner": "diagonal", "damping": c,
-                                        "average": a}))
-                   for T, c, a in GRID]
+                                        "average": a, "intercept_feature": f}))
+                   for T, c, a, f in GRID]
     rows = []
     for name, kw in candidates:
         acc = [_mean_score(Est, Xi, yi, Xv, yv, e, **kw) for e in EPSILONS for Est in ESTIMATORS]
@@ -116,16 +119,19 @@ def test(lines):
     lines += ["## Test rows (after the choice)", "",
               f"Reuters: {X.shape[0]} training rows, {Xt.shape[0]} test rows; non-private "
               f"LogisticRegression {reference:.4f}. Mean (min-max) test accuracy over seeds 0-4.",
-              "", "| estimator | eps | defaults (solver='auto') | solver | solver='gd' |",
-              "|---|---|---|---|---|"]
+              "", "| estimator | eps | defaults (solver='auto') | solver | the diagonal mode "
+              "before (damping 16, intercept feature 1) | solver='gd' |",
+              "|---|---|---|---|---|---|"]
+    before = dict(solver_params={"damping": 16.0, "intercept_feature": 1.0})
     for Est in ESTIMATORS:
         for eps in EPSILONS:
             auto = [_fit(Est, X, y, eps, s) for s in SEEDS]
+            old = [_fit(Est, X, y, eps, s, solver="preconditioned_gd", **before) for s in SEEDS]
             gd = [_fit(Est, X, y, eps, s, solver="gd") for s in SEEDS]
-            a = [m.score(Xt, yt) for m in auto]
-            g = [m.score(Xt, yt) for m in gd]
+            a, b, g = ([m.score(Xt, yt) for m in ms] for ms in (auto, old, gd))
             lines.append(f"| {Est.__name__} | {eps:g} | {np.mean(a):.4f} ({min(a):.4f}-"
-                         f"{max(a):.4f}) | {auto[0].solver_} | {np.mean(g):.4f} "
+                         f"{max(a):.4f}) | {auto[0].solver_} | {np.mean(b):.4f} "
+                         f"({min(b):.4f}-{max(b):.4f}) | {np.mean(g):.4f} "
                          f"({min(g):.4f}-{max(g):.4f}) |")
             print(lines[-1], flush=True)
     X, y, Xt, yt = load_svmlight("adult")

@@ -184,8 +184,10 @@ class PrivateEstimatorMixin(AccountedMixin):
 
     - ``_loss_capabilities()``: what the loss is, from the parameters;
     - ``_public_labels(y)``: the label set (None for regressors);
-    - ``_public_loss(n_features, labels)``: ``(loss class, loss parameters,
-      coef_shape, n_outputs, row_bound, penalty mask)``;
+    - ``_public_loss(n_features, labels, intercept_scale=None)``: ``(loss
+      class, loss parameters, coef_shape, n_outputs, row_bound, penalty
+      mask)``, the row bound with the given value of the intercept feature
+      (None: the loss's own; see :meth:`~skdp.solvers.Solver.intercept_feature`);
 
     and, on the data: ``_validate_data(X, y)``, ``_bind_loss(X, y, spec)``
     (validates the data, returns the loss bound to it) and
@@ -413,11 +415,19 @@ class PrivateEstimatorMixin(AccountedMixin):
         """The public :class:`~skdp.solvers.ProblemSpec` of this fit (no data value)."""
         loss_cls, loss_params, coef_shape, n_outputs, row_bound, mask = self._public_loss(
             n_features, labels)
+        options = solver.check_options(dict(self.solver_params or {}))
+        intercept_scale = None  # the loss's own value of the intercept feature
+        own = getattr(loss_cls, "intercept_scale", None)
+        if getattr(self, "fit_intercept", False) and isinstance(own, float):
+            chosen = float(solver.intercept_feature(own, coef_shape[0], options))
+            if chosen != own:  # the solver's value: the row bound follows it
+                intercept_scale = chosen
+                loss_cls, loss_params, coef_shape, n_outputs, row_bound, mask = \
+                    self._public_loss(n_features, labels, intercept_scale=chosen)
         capabilities, smoothness, initial_value = loss_cls.public_constants(
             row_bound, n_outputs, **loss_params)
         hessian_bound, hessian_lipschitz = loss_cls.hessian_constants(
             row_bound, n_outputs, **loss_params)
-        options = solver.check_options(dict(self.solver_params or {}))
         stand_ins = loss_cls.stand_ins(row_bound, n_outputs,
                                        data_norm=self.data_norm,
                                        fit_intercept=bool(self.fit_intercept), **loss_params)
@@ -434,5 +444,5 @@ class PrivateEstimatorMixin(AccountedMixin):
             batch_size=self.batch_size, max_iter=self.max_iter, options=options,
             hessian_bound=hessian_bound, hessian_lipschitz=hessian_lipschitz,
             row_bound=None if row_bound is None else float(row_bound),
-            stand_ins=dict(stand_ins),
+            stand_ins=dict(stand_ins), intercept_scale=intercept_scale,
         )

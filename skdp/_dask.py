@@ -180,7 +180,7 @@ def _bind_block(X_block, y_block, recipe):
 def _bound_loss(X, targets, recipe):
     """The in-memory loss of the recipe on validated rows and encoded targets."""
     design = LinearDesign(X, recipe["fit_intercept"], recipe["data_norm"],
-                          recipe["loss_class"].intercept_scale)
+                          recipe["intercept_scale"])
     return recipe["loss_class"](design, targets, **recipe["loss_params"])
 
 
@@ -362,6 +362,8 @@ class DaskLoss:
         self._offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         self.coef_shape = tuple(coef_shape)
         self.n_blocks = len(blocks)
+        #: the value of the implicit intercept feature in every block's rows (public)
+        self.intercept_feature = float(recipe["intercept_scale"])
 
     def _rows(self, idx):
         if idx is None:

@@ -51,7 +51,7 @@ class PrivateLinearModel(PrivateEstimatorMixin, BaseEstimator):
     def _datafit(self, labels):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _public_loss(self, n_features, labels):
+    def _public_loss(self, n_features, labels, intercept_scale=None):
         loss_cls, params, n_outputs = self._datafit(labels)
         n_params = n_features + int(self.fit_intercept)
         coef_shape = (n_params,) if n_outputs is None else (n_params, n_outputs)
@@ -60,7 +60,9 @@ class PrivateLinearModel(PrivateEstimatorMixin, BaseEstimator):
             mask[-1] = False
         row_bound = None
         if self.data_norm is not None:
-            c = loss_cls.intercept_scale if self.fit_intercept else 0.0
+            c = 0.0
+            if self.fit_intercept:
+                c = loss_cls.intercept_scale if intercept_scale is None else intercept_scale
             row_bound = float(np.hypot(self.data_norm, c))
         return loss_cls, params, coef_shape, n_outputs, row_bound, mask
 
@@ -92,8 +94,15 @@ class PrivateLinearModel(PrivateEstimatorMixin, BaseEstimator):
         X, y = self._validate_data(X, y)
         targets = self._targets(y)
         loss_cls, params, _ = self._datafit(self._fitted_labels())
-        design = LinearDesign(X, self.fit_intercept, self.data_norm, loss_cls.intercept_scale)
+        design = LinearDesign(X, self.fit_intercept, self.data_norm,
+                              self._intercept_feature(loss_cls, spec))
         return loss_cls(design, targets, **params)
+
+    @staticmethod
+    def _intercept_feature(loss_cls, spec):
+        """The intercept feature's value in this fit: the solver's (in the spec), else the loss's."""
+        chosen = getattr(spec, "intercept_scale", None)
+        return loss_cls.intercept_scale if chosen is None else chosen
 
     def _dask_targets(self, y):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -106,6 +115,7 @@ class PrivateLinearModel(PrivateEstimatorMixin, BaseEstimator):
             "owner": type(self).__name__, "n_features": int(X.shape[1]),
             "targets": targets, "loss_class": loss_cls, "loss_params": params,
             "fit_intercept": bool(self.fit_intercept), "data_norm": self.data_norm,
+            "intercept_scale": self._intercept_feature(loss_cls, spec),
         }
         loss = DaskLoss(X, y, recipe, spec.coef_shape)
         self.n_features_in_ = int(X.shape[1])
@@ -122,7 +132,7 @@ class PrivateLinearModel(PrivateEstimatorMixin, BaseEstimator):
             W = W[:, None]
         self.coef_ = np.ascontiguousarray(W[:d].T)
         # the model's intercept is the design's constant feature times W[d]
-        scale = self._datafit(self._fitted_labels())[0].intercept_scale
+        scale = loss.intercept_feature
         self.intercept_ = scale * W[d] if self.fit_intercept else np.zeros(W.shape[1])
 
     def _linear_predictor(self, X):

@@ -208,3 +208,36 @@ def test_reuters_defaults_take_the_diagonal_preconditioner(reuters):
     assert model.solver_ == "preconditioned_gd" and model.n_iter_ == 30
     gram, steps = accountant.spends[0].mechanism.mechanisms
     assert isinstance(gram, Gaussian) and steps.count == 30
+
+
+@pytest.mark.parametrize("n_features, options, feature", [
+    (500, {}, 1.0),                                    # full mode: the loss's own value
+    (2500, {}, 0.3),                                   # diagonal mode: 0.3
+    (2500, {"intercept_feature": 1.0}, 1.0),           # the option overrides it
+    (500, {"preconditioner": "diagonal"}, 0.3),
+])
+def test_the_diagonal_mode_reads_rows_with_an_intercept_feature_of_0_3(
+        n_features, options, feature, monkeypatch):
+    import scipy.sparse as sp
+    seen = []
+    for name in ("noisy_gram", "noisy_gram_diagonal"):
+        query = getattr(PrivateQueries, name)
+        monkeypatch.setattr(PrivateQueries, name, lambda self, z, _q=query: (
+            seen.append((self._loss.intercept_feature, self._spec.row_bound,
+                         self._loss.design.row_norms().max())), _q(self, z))[1])
+    rng = np.random.default_rng(0)
+    columns = rng.integers(0, n_features, size=(5000, 5))
+    X = normalize(sp.csr_matrix((rng.random(25000), (np.repeat(np.arange(5000), 5),
+                                                     columns.ravel())), (5000, n_features)))
+    y = (columns < 50).any(axis=1)
+    model = DPLogisticRegression(max_iter=3, classes=[False, True], random_state=0,
+                                 solver="preconditioned_gd", solver_params=options,
+                                 accountant=BudgetAccountant()).fit(X, y)
+    (used, row_bound, largest_row), = seen
+    # the design's rows, the public row bound (the sensitivity of the second
+    # moment and the clip limits) and the released intercept all use one value
+    assert used == feature
+    assert row_bound == pytest.approx(np.hypot(1.0, feature))
+    assert largest_row <= row_bound * (1 + 1e-12)
+    np.testing.assert_allclose(model.decision_function(X[:20]).ravel(),
+                               (X[:20] @ model.coef_.T).ravel() + model.intercept_)

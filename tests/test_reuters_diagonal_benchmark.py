@@ -18,7 +18,7 @@ def test_the_validation_part_reads_only_the_training_file(tmp_path, monkeypatch)
     with bz2.open(tmp_path / "reuters.tst.bz2", "wt") as fh:
         fh.write("this is the test file\n")           # reading it would fail the run
     monkeypatch.setenv("SKDP_SHARED_DATA", str(tmp_path))
-    monkeypatch.setattr(bench, "GRID", [(5, 16.0, 0.5), (5, 8.0, 0.5)])
+    monkeypatch.setattr(bench, "GRID", [(5, 16.0, 0.5, 1.0), (5, 8.0, 0.5, 0.3)])
     monkeypatch.setattr(bench, "SEEDS", range(1))
     monkeypatch.setattr(bench, "TIE_SEEDS", range(1, 2))
     monkeypatch.setattr(bench, "EPSILONS", (1.0,))
@@ -27,5 +27,5 @@ def test_the_validation_part_reads_only_the_training_file(tmp_path, monkeypatch)
     bench.validation(lines)
     text = "\n".join(lines)
     assert "| gd (auto before) |" in text
-    assert text.count("| diagonal T=5 c=16 average=0.5 |") in (1, 2)
+    assert text.count("| diagonal T=5 c=16 average=0.5 intercept=1 |") in (1, 2)
     assert "Tie-break" in text and "Largest mean: " in text

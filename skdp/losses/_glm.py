@@ -136,6 +136,11 @@ class GLMLoss(BatchSums):
         self.y = y
         self.n_samples = design.n_samples
 
+    @property
+    def intercept_feature(self):
+        """The value of the implicit intercept feature in the design's rows (public)."""
+        return self.design.intercept_scale
+
     def __sizeof__(self):
         # the rows and targets it holds (see LinearDesign.__sizeof__)
         return object.__sizeof__(self) + sys.getsizeof(self.design) + nbytes_of(self.y)

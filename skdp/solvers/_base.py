@@ -77,8 +77,9 @@ class ProblemSpec:
         Public Lipschitz constant of the loss's Hessian (operator norm), None
         when there is none.
     row_bound : float or None
-        Public bound on the norm of an implicit row ``[s x, 1]`` (from
-        ``data_norm`` and the intercept), None when rows are not clipped.
+        Public bound on the norm of an implicit row ``[s x, c]`` (from
+        ``data_norm`` and the intercept feature ``c``), None when rows are
+        not clipped.
     stand_ins : mapping, default={}
         Public constants the loss reports where it has no bound to derive a
         solver's default from (the loss's ``stand_ins``; never data). Keys,
@@ -91,6 +92,12 @@ class ProblemSpec:
         ``'example_smoothness'`` (a stand-in for the smoothness of one
         example's loss). Each solver derives its defaults from them in
         ``plan`` (see :meth:`Solver.with_options`).
+    intercept_scale : float or None, default=None
+        The value ``c`` of the implicit intercept feature where the solver
+        sets one other than the loss's (:meth:`Solver.intercept_feature`);
+        None: the loss's own (and without an intercept). Public; the
+        design's rows and ``row_bound`` use it, and the released intercept
+        is ``c * W[-1]``.
     """
 
     n_samples: int
@@ -110,6 +117,7 @@ class ProblemSpec:
     hessian_lipschitz: Optional[float] = None
     row_bound: Optional[float] = None
     stand_ins: Mapping = field(default_factory=dict)
+    intercept_scale: Optional[float] = None
 
     @property
     def capabilities(self):
@@ -288,6 +296,29 @@ class Solver:
             True when the facts allow this solver (the base class accepts every fit).
         """
         return True
+
+    def intercept_feature(self, loss_value, n_params, options):
+        """The value ``c`` of the implicit intercept feature in this solver's fits.
+
+        Public (from the loss, the shape and the options): it sets the rows
+        ``[s x, c]`` the loss reads and their bound ``sqrt(data_norm**2 + c**2)``.
+
+        Parameters
+        ----------
+        loss_value : float
+            The loss's own value (its ``intercept_scale``).
+        n_params : int
+            Parameters per output (the features, plus one for the intercept).
+        options : mapping
+            The solver's options, validated, with their defaults.
+
+        Returns
+        -------
+        float
+            ``loss_value`` here: a solver whose measurements favour another
+            value says so in its override.
+        """
+        return loss_value
 
     def poor_on_few_rows(self, loss_capabilities):
         """Whether fits on a few hundred rows score poorly (the estimators' ``poor_score`` tag).
