@@ -165,9 +165,11 @@ class PrivateLinearClassifier(ClassifierMixin, PrivateLinearModel):
             return public_classes(self.classes)
         if is_dask_collection(y):
             return dask_public_labels(y)
-        y = column_or_1d(y, warn=False)
-        check_classification_targets(y)
-        return np.unique(y)
+        labels = np.unique(column_or_1d(y, warn=False))
+        # the label set has the type of y (binary, multiclass, continuous...):
+        # checked on it, y is read once here
+        check_classification_targets(labels)
+        return labels
 
     def _datafit(self, labels):
         # fewer than 2 labels in y: the fit fails when the data is validated,

@@ -463,3 +463,22 @@ def test_matrix_sensing_hessian_of_a_record_whose_gradient_overflows_is_finite()
         first = loss.hessian(W, 1.0, idx=np.array([0]))
     assert np.all(np.isfinite(both)) and np.all(np.isfinite(first))
     assert np.linalg.norm(both - first) <= 1.0 * (1 + 1e-9)
+
+
+def test_the_passes_over_huge_margins_warn_of_no_overflow():
+    # exp(-z) overflows for z < -709: every caller of a loss's residuals
+    # ignores it (sigma is 0 there), in the fused pass over many blocks too
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((6000, 100))          # more than one fused block
+    design = LinearDesign(X, True, 1.0)
+    assert design.fused_rows() is not None
+    y = (rng.random(6000) < 0.5).astype(float)
+    loss = BinaryLogisticLoss(design, y)
+    W = np.full(101, 1e4)
+    W[::2] = -1e4
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for G in (loss.clipped_grad_sum(W, 1.0), loss.grad_sum(W),
+                  loss.clipped_grad_diff_sum(W, -W, 1.0),
+                  loss.clipped_grad_sum(W, 1.0, idx=np.arange(100))):
+            assert np.all(np.isfinite(G))

@@ -456,8 +456,9 @@ class LinearDesign:
         W : ndarray of shape (n_params,) or (n_params, n_outputs)
             Coefficients, as in :meth:`decision`.
         weights : callable
-            ``weights(Z_block, rows_slice)`` returns the block's weights (an
-            array of the shape of ``Z_block`` that it owns), as ``R`` in
+            ``weights(Z_block, rows_slice)`` returns the block's weights (a
+            new array of the shape of ``Z_block``, which it must not write
+            into: ``Z_block`` is kept as the predictor at ``W``), as ``R`` in
             :meth:`weighted_sum`.
         rows : int
             Rows per block, from :meth:`fused_rows`.
@@ -471,6 +472,7 @@ class LinearDesign:
         coef = np.asarray(W[:d], dtype=np.float64)
         Z_all = np.empty((self.n_samples,) + np.shape(W)[1:])
         blocks = row_blocks(self.n_samples, rows)
+        shift = self.intercept_scale * W[d] if self.fit_intercept else None
 
         def block_sums(k, scratch):
             block = blocks[k]
@@ -481,17 +483,16 @@ class LinearDesign:
                     scratch["buffer"] = np.empty((rows, d))
                 Xb = scratch["buffer"][:block.stop - block.start]
                 np.copyto(Xb, X[block])
-            Z = Xb @ coef
+            Z = np.matmul(Xb, coef, out=Z_all[block])  # the predictor in place: no copy
             s = None if self.row_scale is None else self.row_scale[block]
             if s is not None:
                 Z *= s if Z.ndim == 1 else s[:, None]
-            if self.fit_intercept:
-                Z += self.intercept_scale * W[d]
-            Z_all[block] = Z
-            R = weights(Z, block)
+            if shift is not None:
+                Z += shift
+            R = weights(Z, block)  # a new array (weights never write into Z)
             total = R.sum(axis=0) if self.fit_intercept else None
             if s is not None:
-                R = R * (s if R.ndim == 1 else s[:, None])
+                R *= s if R.ndim == 1 else s[:, None]
             return Xb.T @ R, total
 
         # fixed blocks, partials added in block order: the same sum with any number of threads

@@ -297,7 +297,9 @@ class GLMLoss(BatchSums):
             term has no public norm bound, so the sum must not be released.
         """
         Z = self.design.decision(W, idx)
-        return self.design.weighted_sum(self._residuals(Z, self._y(idx)), idx)
+        with np.errstate(over="ignore", invalid="ignore"):
+            R = self._residuals(Z, self._y(idx))
+        return self.design.weighted_sum(R, idx)
 
     def loss_values(self, W, idx=None, loss_clip=None):
         """Per-example losses, optionally clipped to ``[0, loss_clip]``.
