@@ -94,3 +94,31 @@ def test_float32_decision_is_float64_of_each_row_whatever_the_path(fit_intercept
             for batch in (idx, idx[:5]):   # a large batch, and a small (dense-gathered) one
                 np.testing.assert_allclose(design.decision(coef, batch), exact[batch],
                                            rtol=1e-12, atol=1e-9)
+
+
+def test_the_predictor_kept_by_a_fused_pass_is_always_that_of_its_coefficients():
+    # a fused pass keeps its predictor for a decision(W) at the same W, and
+    # the next pass reuses that array: the kept predictor must follow the W
+    # of the last pass that finished, and a pass that fails must keep none
+    from skdp.losses import BinaryLogisticLoss
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((40_000, 7))
+    design = LinearDesign(X, True, data_norm=2.0)
+    loss = BinaryLogisticLoss(design, (rng.random(40_000) < 0.3).astype(np.float64))
+    fresh = LinearDesign(X, True, data_norm=2.0)
+    W1, W2 = rng.standard_normal(8), rng.standard_normal(8)
+    loss.clipped_grad_sum(W1, 0.7)
+    loss.clipped_grad_sum(W2, 0.7)
+    np.testing.assert_array_equal(design.decision(W2), fresh.decision(W2))
+    np.testing.assert_array_equal(design.decision(W1), fresh.decision(W1))
+    kept = design.decision(W2)
+    kept[:] = 0.0                                    # a copy: the cache is untouched
+    np.testing.assert_array_equal(design.decision(W2), fresh.decision(W2))
+
+    def failing(Z, block):
+        if block.start > 0:
+            raise RuntimeError("a block failed")
+        return np.zeros_like(Z)
+    with pytest.raises(RuntimeError, match="a block failed"):
+        design.fused_weighted_sum(W1, failing, design.fused_rows())
+    np.testing.assert_array_equal(design.decision(W2), fresh.decision(W2))

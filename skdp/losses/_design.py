@@ -86,6 +86,15 @@ _EXTREME = {np.dtype(np.float32): 2.0 ** 40, np.dtype(np.float64): 2.0 ** 200}
 _DENSE_GATHER = 1 << 18
 
 
+def _temporary(scratch, name, n_rows, n_columns):
+    """A thread's float64 array of ``n_rows`` x ``n_columns``, kept in ``scratch`` and
+    reused by the thread's next blocks (a thread's first block is its largest)."""
+    buffer = scratch.get(name)
+    if buffer is None or buffer.shape[0] < n_rows or buffer.shape[1] != n_columns:
+        buffer = scratch[name] = np.empty((n_rows, n_columns))
+    return buffer[:n_rows]
+
+
 class LinearDesign:
     """Implicit design ``[s_i * x_i, c]`` for a GLM with optional intercept.
 
@@ -470,7 +479,11 @@ class LinearDesign:
         """
         X, d = self.X, self.n_features
         coef = np.asarray(W[:d], dtype=np.float64)
-        Z_all = np.empty((self.n_samples,) + np.shape(W)[1:])
+        # the last pass's predictor array is reused (its pages are mapped): the
+        # cache is emptied first, so a pass that fails leaves no stale predictor
+        cached, self._last_decision = self._last_decision, None
+        shape = (self.n_samples,) + np.shape(W)[1:]
+        Z_all = cached[1] if cached is not None and cached[1].shape == shape else np.empty(shape)
         blocks = row_blocks(self.n_samples, rows)
         shift = self.intercept_scale * W[d] if self.fit_intercept else None
 
@@ -516,10 +529,13 @@ class LinearDesign:
         return np.vstack([G_feat, G_int[None, :]])
 
     def _dense_block_map(self, product, X=None):
-        """``[product(Xb, rows) ...]`` over the float64 row blocks of a dense ``X``, in order.
+        """``[product(Xb, rows, scratch) ...]`` over the float64 row blocks of a dense ``X``, in order.
 
         Blocks in threads (see :func:`~skdp.losses._threads.map_blocks`), each
         block's BLAS on one thread: the same partials whatever the thread count.
+        ``scratch`` is the thread's dict, for a product's temporary of a
+        block's shape (:func:`_temporary`): a new array of that size per block
+        would pay its page faults again.
         """
         X = self.X if X is None else X
         n, d = X.shape
@@ -529,12 +545,10 @@ class LinearDesign:
         def work(k, scratch):
             block = blocks[k]
             if X.dtype == np.float64:
-                return product(X[block], block)
-            if "buffer" not in scratch:
-                scratch["buffer"] = np.empty((rows, d))
-            Xb = scratch["buffer"][:block.stop - block.start]
+                return product(X[block], block, scratch)
+            Xb = _temporary(scratch, "buffer", block.stop - block.start, d)
             np.copyto(Xb, X[block])
-            return product(Xb, block)
+            return product(Xb, block, scratch)
 
         return map_blocks(work, len(blocks), pass_threads(len(blocks)), single_blas=True)
 
@@ -622,15 +636,18 @@ class LinearDesign:
         else:
             # each block's square and its weighted column sum while it is in cache
             if unit_weights and scale is not None:  # sum_i (s_i x_i)(s_i x_i)^T: symmetric
-                def product(Xb, block):
-                    Y = Xb * scale[block, None]
+                def product(Xb, block, scratch):
+                    Y = _temporary(scratch, "scaled", *Xb.shape)
+                    np.multiply(Xb, scale[block, None], out=Y)
                     return Y.T @ Y, Y.sum(axis=0)
             elif unit_weights:
-                def product(Xb, block):
+                def product(Xb, block, scratch):
                     return Xb.T @ Xb, Xb.sum(axis=0)
             else:
-                def product(Xb, block):
-                    return (Xb * ws2[block, None]).T @ Xb, Xb.T @ ws[block]
+                def product(Xb, block, scratch):
+                    Y = _temporary(scratch, "scaled", *Xb.shape)
+                    np.multiply(Xb, ws2[block, None], out=Y)
+                    return Y.T @ Xb, Xb.T @ ws[block]
             acc, col = CompensatedSum((d, d)), CompensatedSum((d,))
             for square, column in self._dense_block_map(product, X):
                 acc.add(square)
