@@ -122,3 +122,20 @@ def test_the_predictor_kept_by_a_fused_pass_is_always_that_of_its_coefficients()
     with pytest.raises(RuntimeError, match="a block failed"):
         design.fused_weighted_sum(W1, failing, design.fused_rows())
     np.testing.assert_array_equal(design.decision(W2), fresh.decision(W2))
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_the_fused_pass_from_zero_coefficients_equals_the_per_example_sum(fit_intercept):
+    # the first step of a fit starts at 0: the pass skips X @ 0
+    from skdp.losses import BinaryLogisticLoss
+    rng = np.random.default_rng(3)
+    X = 2.0 * rng.standard_normal((40_000, 7))
+    design = LinearDesign(X, fit_intercept, data_norm=2.0)
+    loss = BinaryLogisticLoss(design, (rng.random(40_000) < 0.3).astype(np.float64))
+    W = np.zeros(loss.coef_shape)
+    if fit_intercept:
+        W[-1] = 0.8
+    got = loss.clipped_grad_sum(W, 0.7)
+    expected = _brute_clipped_grad_sum(loss, X, W, 0.7, fit_intercept, 2.0)
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-10 * np.abs(expected).max())
+    np.testing.assert_array_equal(design.decision(W), LinearDesign(X, fit_intercept, 2.0).decision(W))

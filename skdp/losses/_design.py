@@ -486,6 +486,7 @@ class LinearDesign:
         Z_all = cached[1] if cached is not None and cached[1].shape == shape else np.empty(shape)
         blocks = row_blocks(self.n_samples, rows)
         shift = self.intercept_scale * W[d] if self.fit_intercept else None
+        at_zero = not coef.any()
 
         def block_sums(k, scratch):
             block = blocks[k]
@@ -496,7 +497,11 @@ class LinearDesign:
                     scratch["buffer"] = np.empty((rows, d))
                 Xb = scratch["buffer"][:block.stop - block.start]
                 np.copyto(Xb, X[block])
-            Z = np.matmul(Xb, coef, out=Z_all[block])  # the predictor in place: no copy
+            Z = Z_all[block]
+            if at_zero:  # the first step from 0: X W = 0, no product to compute
+                Z.fill(0.0)
+            else:
+                np.matmul(Xb, coef, out=Z)  # the predictor in place: no copy
             s = None if self.row_scale is None else self.row_scale[block]
             if s is not None:
                 Z *= s if Z.ndim == 1 else s[:, None]
