@@ -122,7 +122,9 @@ def test_adult_on_a_cluster_equals_the_in_memory_fit_without_gathering_X(client)
 
 @pytest.mark.parametrize("Estimator", [DPLogisticRegression, DPLinearSVC])
 @pytest.mark.parametrize("params", [{"solver": "nesterov"}, {"solver": "line_search", "max_iter": 40},
-                                    {"solver": "preconditioned_gd"}, {"classes": [0, 1, 2]}])
+                                    {"solver": "preconditioned_gd"}, {"classes": [0, 1, 2]},
+                                    {"solver": "preconditioned_gd",   # intercept feature 0.3
+                                     "solver_params": {"preconditioner": "diagonal"}}])
 def test_every_full_batch_solver_runs_unchanged_on_dask(Estimator, params):
     X, y = _small(n_classes=3)
     Xd, yd = da.from_array(X, chunks=(300, 4)), da.from_array(y, chunks=(500,))
@@ -130,6 +132,7 @@ def test_every_full_batch_solver_runs_unchanged_on_dask(Estimator, params):
     with dask.config.set(scheduler="threads"):
         model = Estimator(random_state=1, accountant=BudgetAccountant(), **params).fit(Xd, yd)
         np.testing.assert_allclose(model.coef_, memory.coef_, rtol=0, atol=1e-8)
+        np.testing.assert_allclose(model.intercept_, memory.intercept_, rtol=0, atol=1e-8)
         Xs = da.from_array(X, chunks=(500, 8))
         scores = model.decision_function(Xs)
         assert isinstance(scores, da.Array)
