@@ -450,8 +450,9 @@ class GLMLoss(BatchSums):
         Parameters
         ----------
         row_bound : float or None
-            Public bound on the norm of an implicit row ``[s x, 1]`` (from
-            ``data_norm`` and the intercept); None when rows are not clipped.
+            Public bound on the norm of an implicit row ``[s x, c]`` (from
+            ``data_norm`` and the intercept feature ``c``); None when rows are
+            not clipped.
         n_outputs : int or None
             Number of coefficient columns (None for one vector).
         **params
@@ -683,7 +684,7 @@ class GLMLoss(BatchSums):
         """Public smoothness constant of one example's loss, or None.
 
         ``curvature_bound * B**2`` with ``B`` the public bound on the norm of
-        an implicit row ``[x, 1]``; None when rows are not clipped
+        an implicit row ``[s x, c]``; None when rows are not clipped
         (``data_norm=None``), since then no public bound exists.
 
         Returns
