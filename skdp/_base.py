@@ -417,8 +417,10 @@ class PrivateEstimatorMixin(AccountedMixin):
             n_features, labels)
         options = solver.check_options(dict(self.solver_params or {}))
         intercept_scale = None  # the loss's own value of the intercept feature
+        # None: a loss that sets it per fit (matrix sensing), which no solver overrides
         own = getattr(loss_cls, "intercept_scale", None)
-        if getattr(self, "fit_intercept", False) and isinstance(own, float):
+        if getattr(self, "fit_intercept", False) and own is not None:
+            own = float(own)
             chosen = float(solver.intercept_feature(own, coef_shape[0], options))
             if chosen != own:  # the solver's value: the row bound follows it
                 intercept_scale = chosen

@@ -493,9 +493,7 @@ class LinearDesign:
             if X.dtype == np.float64:
                 Xb = X[block]
             else:  # cast into the thread's float64 buffer (in cache; no allocation per block)
-                if "buffer" not in scratch:
-                    scratch["buffer"] = np.empty((rows, d))
-                Xb = scratch["buffer"][:block.stop - block.start]
+                Xb = _temporary(scratch, "buffer", block.stop - block.start, d)
                 np.copyto(Xb, X[block])
             Z = Z_all[block]
             if at_zero:  # the first step from 0: X W = 0, no product to compute
