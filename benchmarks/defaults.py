@@ -4,13 +4,12 @@ Run by hand (minutes on 2 cores; timings are noisy on shared machines)::
 
     python benchmarks/defaults.py              # ... + test table -> results/defaults.md
     python benchmarks/defaults.py --tune       # the grid behind preconditioned_gd's constants
-    python benchmarks/defaults.py --tune-diagonal   # ... and its diagonal mode's (Reuters)
 
-``--tune``, ``--tune-diagonal`` and the validation part read only training data: a quarter of
-Adult's training part (stratified, ``random_state=0``) and rows 40,000-50,000 of
-the ill-conditioned imbalanced set's training part, a quarter of Reuters'
-training part (``--tune-diagonal``), plus inner 70/30 splits of
-the training parts of scikit-learn's small sets (``benchmarks/small_sets.py``).
+(the diagonal mode's constants, above 2000 parameters, are chosen by
+``benchmarks/reuters_diagonal.py``.) ``--tune`` and the validation part read
+only training data: a quarter of Adult's training part (stratified,
+``random_state=0``) and rows 40,000-50,000 of the ill-conditioned imbalanced
+set's training part, plus inner 70/30 splits of the training parts of scikit-learn's small sets (``benchmarks/small_sets.py``).
 The test part then checks the defaults on the held-out rows: Adult (unit-norm
 rows, delta='auto', 5 seeds), the synthetic set's last 10,000 rows (3 seeds) and
 Reuters (3 seeds), the heavy-tailed proxy of the kept imbalanced set
@@ -82,25 +81,6 @@ def tune():
               flush=True)
 
 
-def tune_diagonal(seeds=range(3)):
-    """preconditioned_gd's diagonal mode (above 2000 parameters): T x damping on Reuters."""
-    X, y, _, _ = load_svmlight("reuters")
-    X_in, X_val, y_in, y_val = train_test_split(X, y, test_size=0.25, random_state=0,
-                                                stratify=y)
-    majority = max(np.mean(y_val == c) for c in np.unique(y_val))
-    print(f"Reuters validation (majority class {majority:.4f}), eps 1, {len(seeds)} seeds\n")
-    print("| T | damping | DPLogisticRegression | DPLinearSVC | mean |")
-    print("|---|---|---|---|---|")
-    for T, damping in itertools.product((30, 60, 100), (2.0, 4.0, 8.0, 16.0, 32.0)):
-        acc = [np.mean([Est(
-            epsilon=1.0, solver="preconditioned_gd", max_iter=T, random_state=s,
-            solver_params={"preconditioner": "diagonal", "damping": damping},
-            accountant=BudgetAccountant()).fit(X_in, y_in).score(X_val, y_val) for s in seeds])
-            for Est in ESTIMATORS]
-        print(f"| {T} | {damping:g} | {acc[0]:.4f} | {acc[1]:.4f} | {np.mean(acc):.4f} |",
-              flush=True)
-
-
 def small_sets(solver, seeds=range(4)):
     out = []
     for _, (cls, _) in CLASSIFIERS.items():
@@ -138,13 +118,10 @@ def imbalanced_rows(X, y, Xt, yt, seeds=range(3)):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tune", action="store_true")
-    parser.add_argument("--tune-diagonal", action="store_true")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     if args.tune:
         return tune()
-    if args.tune_diagonal:
-        return tune_diagonal()
     with write_results(RESULTS / "defaults.md", "python benchmarks/defaults.py"):
         print("# Defaults: validation of solver='auto' and the held-out checks\n")
         report()

@@ -85,7 +85,12 @@ DEFAULT_AVERAGE = 0.5
 #: ``docs/solvers/preconditioned.md``, "High dimension"). Most of the noisy
 #: diagonal is noise there, so the damping sets the step length.
 DIAGONAL_STEPS = 30
-DIAGONAL_DAMPING = 32.0
+DIAGONAL_DAMPING = 8.0
+#: the diagonal mode's noise ratio of the second moment (``gram_noise_ratio``),
+#: chosen with the damping on the same validation splits: the noisy diagonal is
+#: mostly noise at this dimension and the damping sets the step length (the
+#: ridge is c times the diagonal's noise), so the budget goes to the gradients
+DIAGONAL_GRAM_RATIO = 2.0
 #: the value of the implicit intercept feature in the diagonal mode (the
 #: loss's own, 1 for the logistic loss and the smoothed hinge, in the full
 #: mode), chosen with the damping on the same validation splits: rows
@@ -129,12 +134,13 @@ class PreconditionedGD(Solver):
         ``c`` of the ridge :math:`\\lambda = c\\,\\kappa\\,\\sigma\\sqrt{2p}/n`
         added to the noisy majorizer (the spectral size of its noise is
         about :math:`\\kappa\\sigma\\sqrt{2p}/n`), or of the diagonal's
-        :math:`c\\,\\kappa\\,\\sigma/n`. 'auto': 0.5 (full), 32 (diagonal).
-    gram_noise_ratio : float, default=0.5
+        :math:`c\\,\\kappa\\,\\sigma/n`. 'auto': 0.5 (full), 8 (diagonal).
+    gram_noise_ratio : 'auto' or float, default='auto'
         Noise multiplier of the second moment relative to each gradient's
         (a ratio of noise, as ``rgda``'s ``increment_noise_ratio``; formerly
         ``gram_noise_share``)
         (below 1: the one second moment gets more of the budget than a step).
+        'auto': 0.5 (full), 2 (diagonal).
     average : float in [0, 1), default=0.5
         Fraction of the last iterates averaged into the release (0: the
         last iterate); post-processing, free.
@@ -151,11 +157,11 @@ class PreconditionedGD(Solver):
              "second moment (Gaussian mechanism)")
     requires = frozenset({"gradient", "smooth", "convex", "penalty:smooth", "penalty:convex"})
     options = {"preconditioner": "auto", "damping": "auto",
-               "gram_noise_ratio": DEFAULT_GRAM_SHARE, "average": DEFAULT_AVERAGE,
+               "gram_noise_ratio": "auto", "average": DEFAULT_AVERAGE,
                "intercept_feature": "auto"}
     option_constraints = {"preconditioner": [StrOptions({"auto", "full", "diagonal"})],
                           "damping": [StrOptions({"auto"}), POSITIVE],
-                          "gram_noise_ratio": [POSITIVE],
+                          "gram_noise_ratio": [StrOptions({"auto"}), POSITIVE],
                           "average": [UNIT_INTERVAL_RIGHT_OPEN],
                           "intercept_feature": [StrOptions({"auto"}), POSITIVE]}
     renamed_options = {"gram_noise_share": "gram_noise_ratio"}
@@ -254,7 +260,10 @@ class PreconditionedGD(Solver):
         damping = spec.options["damping"]
         if damping == "auto":
             damping = DIAGONAL_DAMPING if diagonal else DEFAULT_DAMPING
-        share = float(spec.options["gram_noise_ratio"])
+        share = spec.options["gram_noise_ratio"]
+        if share == "auto":
+            share = DIAGONAL_GRAM_RATIO if diagonal else DEFAULT_GRAM_SHARE
+        share = float(share)
         z = _calibrated(T, share, float(spec.epsilon), float(spec.delta))
         mechanism = Composed([spec.noise(z * share, 1.0), Repeated(spec.noise(z, 1.0), T)])
         return Plan(spec=spec, mechanism=mechanism, n_iter=T, noise_multiplier=z,
