@@ -210,6 +210,32 @@ def test_reuters_defaults_take_the_diagonal_preconditioner(reuters):
     assert isinstance(gram, Gaussian) and steps.count == 30
 
 
+@pytest.mark.parametrize("n_features, options, ratio", [
+    (500, {}, 0.5),                                    # full mode
+    (2500, {}, 2.0),                                   # diagonal mode: less for the diagonal
+    (2500, {"gram_noise_ratio": 0.5}, 0.5),            # the option overrides it
+    (500, {"preconditioner": "diagonal"}, 2.0),
+])
+def test_the_diagonal_mode_gives_the_second_moment_a_noise_ratio_of_2(n_features, options,
+                                                                      ratio):
+    import scipy.sparse as sp
+    rng = np.random.default_rng(0)
+    columns = rng.integers(0, n_features, size=(5000, 5))
+    X = normalize(sp.csr_matrix((rng.random(25000), (np.repeat(np.arange(5000), 5),
+                                                     columns.ravel())), (5000, n_features)))
+    y = (columns < 50).any(axis=1)
+    accountant = BudgetAccountant()
+    DPLogisticRegression(max_iter=3, classes=[False, True], random_state=0,
+                         solver="preconditioned_gd", solver_params=options,
+                         accountant=accountant).fit(X, y)
+    # what is charged: the second moment's multiplier is the ratio times each step's,
+    # and the pair is calibrated to the whole (epsilon, delta)
+    spend, = accountant.spends
+    gram, steps = spend.mechanism.mechanisms
+    assert gram.noise_multiplier == pytest.approx(ratio * steps.mechanism.noise_multiplier)
+    assert get_epsilon(spend.mechanism, spend.delta) == pytest.approx(1.0, rel=1e-3)
+
+
 @pytest.mark.parametrize("n_features, options, feature", [
     (500, {}, 1.0),                                    # full mode: the loss's own value
     (2500, {}, 0.3),                                   # diagonal mode: 0.3

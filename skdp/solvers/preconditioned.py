@@ -32,7 +32,9 @@ preconditioner, not a majorizer, whose damping keeps the steps stable. There
 the rows are ``[s x, 0.3]`` (option ``intercept_feature``; the loss's own
 value, 1, in the full mode): a row bound of 1.044 instead of 1.414 at
 ``data_norm=1``, so fewer gradients are clipped and the diagonal's noise is
-smaller (see :meth:`PreconditionedGD.intercept_feature`).
+smaller (see :meth:`PreconditionedGD.intercept_feature`); and the diagonal,
+mostly noise at that dimension, takes less of the budget than in the full
+mode (its noise multiplier twice a gradient's, option ``gram_noise_ratio``).
 
 Privacy: ``Composed([Gaussian(share * z), Repeated(Gaussian(z), T)])`` on
 the whole data (zero-out neighbours, n public), calibrated by the accountant
