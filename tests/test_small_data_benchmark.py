@@ -90,3 +90,23 @@ def test_the_demo_choice_is_the_best_mean_over_the_general_settings(bench):
     chosen, means = bench.choose(rows)
     assert chosen == bench.GENERAL[1]
     assert means[bench.GENERAL[0]] == pytest.approx(0.7)
+
+
+def test_the_wide_grid_scores_each_setting_on_validation_splits_only(bench, monkeypatch):
+    # the wide grid reads its data through inner_split only (whose rows never
+    # include the demo's test rows: the first test)
+    seen = []
+    real_split = bench.inner_split
+
+    def recording_split(name, seed):
+        seen.append((name, seed))
+        return real_split(name, seed)
+
+    monkeypatch.setattr(bench, "inner_split", recording_split)
+    monkeypatch.setattr(bench, "SEEDS", range(1))
+    monkeypatch.setattr(bench, "WIDE", [("gd", 2.0, 1.0, None), ("gd", 3.0, 1.0, 20)])
+    summary, lines = bench.wide_table()
+    assert seen == [("breast_cancer", 0), ("digits", 0)]
+    assert len(lines) == 2 + 4
+    assert any("max_iter=20" in line for line in lines)
+    assert len(summary) == 2 + 4   # one best setting per data set and estimator
