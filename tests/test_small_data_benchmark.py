@@ -110,3 +110,25 @@ def test_the_wide_grid_scores_each_setting_on_validation_splits_only(bench, monk
     assert len(lines) == 2 + 4
     assert any("max_iter=20" in line for line in lines)
     assert len(summary) == 2 + 4   # one best setting per data set and estimator
+
+
+@pytest.mark.parametrize("n_classes", [2, 10])
+def test_objective_perturbation_prototype_penalty_and_noise(bench, n_classes):
+    # the determinant term's share of epsilon sets the penalty: (K - 1) log(1 + beta / Lambda)
+    # equals it; the rest calibrates one Gaussian of the gradient bound's sensitivity
+    from skdp.accounting import Gaussian, calibrate
+
+    rng = np.random.default_rng(0)
+    Z = np.hstack([rng.uniform(-1, 1, size=(60, 3)), np.ones((60, 1))])
+    Z[:, :3] /= np.maximum(np.linalg.norm(Z[:, :3], axis=1, keepdims=True), 1.0)
+    y = rng.integers(0, n_classes, size=60)
+    eps, share, dn = 1.0, 0.25, 1.0
+    W, lam, std = bench.objective_perturbation_fit(Z, y, n_classes, eps, share, 0, dn)
+    R2 = dn ** 2 + 1.0
+    beta = R2 / 4 if n_classes == 2 else R2 / 2
+    rank = 1 if n_classes == 2 else n_classes - 1
+    assert rank * np.log1p(beta / lam) == pytest.approx(share * eps)
+    L = np.sqrt(R2) if n_classes == 2 else np.sqrt(2 * R2)
+    assert std == pytest.approx(calibrate(lambda m: Gaussian(m), (1 - share) * eps,
+                                          bench.DELTA) * L)
+    assert W.shape == (4, 1 if n_classes == 2 else n_classes)
