@@ -36,7 +36,7 @@ smaller (see :meth:`PreconditionedGD.intercept_feature`); and the diagonal,
 mostly noise at that dimension, takes less of the budget than in the full
 mode (its noise multiplier twice a gradient's, option ``gram_noise_ratio``).
 
-Privacy: ``Composed([Gaussian(share * z), Repeated(Gaussian(z), T)])`` on
+Privacy: ``Composed([Gaussian(ratio * z), Repeated(Gaussian(z), T)])`` on
 the whole data (zero-out neighbours, n public), calibrated by the accountant
 for (epsilon, delta); ``delta > 0`` and ``data_norm`` are required (the
 Gram's sensitivity is :math:`R^2`, R the public row bound).
@@ -79,7 +79,7 @@ MAX_PARAMS = 2000
 AUTO_MIN_ROWS = 5000
 AUTO_MAX_PARAMS = 1000
 DEFAULT_DAMPING = 0.5
-DEFAULT_GRAM_SHARE = 0.5
+DEFAULT_GRAM_RATIO = 0.5
 DEFAULT_AVERAGE = 0.5
 #: the diagonal preconditioner (above ``MAX_PARAMS``): steps and damping chosen
 #: on validation splits of Reuters' training file (``python
@@ -110,10 +110,10 @@ def _kind(options, n_params):
 
 
 @calibration_cache(maxsize=256)
-def _calibrated(n_steps, share, epsilon, delta):
-    """The common multiplier of ``Composed([Gaussian(share z), Repeated(Gaussian(z), T)])``."""
+def _calibrated(n_steps, ratio, epsilon, delta):
+    """The common multiplier of ``Composed([Gaussian(ratio z), Repeated(Gaussian(z), T)])``."""
     make = noise_mechanism(delta, 1.0)
-    return calibrate(lambda z: Composed([make(z * share), Repeated(make(z), n_steps)]),
+    return calibrate(lambda z: Composed([make(z * ratio), Repeated(make(z), n_steps)]),
                      epsilon, delta)
 
 
@@ -262,14 +262,14 @@ class PreconditionedGD(Solver):
         damping = spec.options["damping"]
         if damping == "auto":
             damping = DIAGONAL_DAMPING if diagonal else DEFAULT_DAMPING
-        share = spec.options["gram_noise_ratio"]
-        if share == "auto":
-            share = DIAGONAL_GRAM_RATIO if diagonal else DEFAULT_GRAM_SHARE
-        share = float(share)
-        z = _calibrated(T, share, float(spec.epsilon), float(spec.delta))
-        mechanism = Composed([spec.noise(z * share, 1.0), Repeated(spec.noise(z, 1.0), T)])
+        ratio = spec.options["gram_noise_ratio"]
+        if ratio == "auto":
+            ratio = DIAGONAL_GRAM_RATIO if diagonal else DEFAULT_GRAM_RATIO
+        ratio = float(ratio)
+        z = _calibrated(T, ratio, float(spec.epsilon), float(spec.delta))
+        mechanism = Composed([spec.noise(z * ratio, 1.0), Repeated(spec.noise(z, 1.0), T)])
         return Plan(spec=spec, mechanism=mechanism, n_iter=T, noise_multiplier=z,
-                    details={"gram_noise_multiplier": z * share, "preconditioner": kind,
+                    details={"gram_noise_multiplier": z * ratio, "preconditioner": kind,
                              "damping": float(damping)})
 
     def solve(self, queries, plan):
