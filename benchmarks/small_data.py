@@ -197,10 +197,26 @@ def validation_cells(name, params):
     return {key: float(np.mean(v)) for key, v in cells.items()}
 
 
-def _rows_with_intercept(name, X):
+def _rows_with_intercept(name, X, data_norm=1.0):
+    """The prototypes' rows: BoundedScaler, scaled to norm <= ``data_norm``, then a 1."""
     Z = BoundedScaler(documented_bounds(DATA[name][1])).fit_transform(X)
-    Z = Z / np.maximum(np.linalg.norm(Z, axis=1, keepdims=True), 1.0)
+    Z = Z / np.maximum(np.linalg.norm(Z, axis=1, keepdims=True) / data_norm, 1.0)
     return np.hstack([Z, np.ones((Z.shape[0], 1))])
+
+
+def _best_per_epsilon(name, settings, accuracy):
+    """``{eps: (setting, mean validation accuracy)}`` of the best setting per epsilon.
+
+    ``accuracy(name, setting, eps, seed, X_fit, y_fit, X_score, y_score)``.
+    """
+    best = {}
+    for eps in EPSILONS:
+        for setting in settings:
+            acc = np.mean([accuracy(name, setting, eps, seed, *_fit_val(name, seed))
+                           for seed in SEEDS])
+            if eps not in best or acc > best[eps][1]:
+                best[eps] = (setting, float(acc))
+    return best
 
 
 def output_perturbation_accuracy(name, lam, eps, seed, X_fit, y_fit, X_score, y_score):
@@ -224,22 +240,7 @@ def output_perturbation_accuracy(name, lam, eps, seed, X_fit, y_fit, X_score, y_
 
 def output_perturbation_cells(name):
     """Best lam per epsilon on validation: {eps: (lam, accuracy)}."""
-    best = {}
-    for eps in EPSILONS:
-        for lam in OUTPUT_PERTURBATION_LAMBDAS:
-            acc = np.mean([output_perturbation_accuracy(name, lam, eps, seed, *_fit_val(name, seed))
-                           for seed in SEEDS])
-            if eps not in best or acc > best[eps][1]:
-                best[eps] = (lam, float(acc))
-    return best
-
-
-def objective_perturbation_rows(name, X, data_norm):
-    """The prototype's rows: BoundedScaler, scaled to norm <= ``data_norm``, then a 1."""
-    Z = BoundedScaler(documented_bounds(DATA[name][1])).fit_transform(X)
-    norms = np.maximum(np.linalg.norm(Z, axis=1, keepdims=True), 1e-300)
-    Z = Z * np.minimum(1.0, data_norm / norms)
-    return np.hstack([Z, np.ones((Z.shape[0], 1))])
+    return _best_per_epsilon(name, OUTPUT_PERTURBATION_LAMBDAS, output_perturbation_accuracy)
 
 
 def objective_perturbation_fit(Z, y, n_classes, eps, det_share, seed, data_norm):
@@ -275,28 +276,21 @@ def objective_perturbation_fit(Z, y, n_classes, eps, det_share, seed, data_norm)
     return flat.reshape(p, K), lam, std
 
 
-def objective_perturbation_accuracy(name, data_norm, det_share, eps, seed, X_fit, y_fit,
-                                    X_score, y_score):
+def objective_perturbation_accuracy(name, setting, eps, seed, X_fit, y_fit, X_score, y_score):
+    """The prototype's validation accuracy; ``setting`` is ``(data_norm, det_share)``."""
+    data_norm, det_share = setting
     n_classes = len(DATA[name][2])
-    W, _, _ = objective_perturbation_fit(objective_perturbation_rows(name, X_fit, data_norm),
+    W, _, _ = objective_perturbation_fit(_rows_with_intercept(name, X_fit, data_norm),
                                          np.asarray(y_fit), n_classes, eps, det_share, seed,
                                          data_norm)
-    scores = objective_perturbation_rows(name, X_score, data_norm) @ W
+    scores = _rows_with_intercept(name, X_score, data_norm) @ W
     pred = (scores[:, 0] > 0).astype(int) if n_classes == 2 else scores.argmax(1)
     return float(np.mean(pred == np.asarray(y_score)))
 
 
 def objective_perturbation_cells(name):
     """Best (data_norm, det_share) per epsilon on validation: {eps: (setting, accuracy)}."""
-    best = {}
-    for eps in EPSILONS:
-        for dn, share in OBJECTIVE_PERTURBATION_GRID:
-            acc = np.mean([objective_perturbation_accuracy(name, dn, share, eps, seed,
-                                                           *_fit_val(name, seed))
-                           for seed in SEEDS])
-            if eps not in best or acc > best[eps][1]:
-                best[eps] = ((dn, share), float(acc))
-    return best
+    return _best_per_epsilon(name, OBJECTIVE_PERTURBATION_GRID, objective_perturbation_accuracy)
 
 
 def _fit_val(name, seed):
