@@ -92,9 +92,10 @@ def validation(lines):
     candidates += [(_name(T, c, a, f, GRID_RATIO), _diagonal(T, c, a, f, GRID_RATIO))
                    for T, c, a, f in GRID]
     rows = _measure(candidates, Xi, yi, Xv, yv, lines)
-    first = max(rows[1:], key=lambda r: np.mean(r[1]))
+    best = max(range(len(GRID)), key=lambda i: np.mean(rows[1 + i][1]))  # rows[0]: gd
+    first = rows[1 + best]
     lines += ["", f"Largest mean of the first grid: {first[0]} ({np.mean(first[1]):.4f}).", ""]
-    T, _, a, f, _ = dict(candidates)[first[0]]["grid"]
+    T, _, a, f = GRID[best]
     second = [(_name(T, product / r, a, f, r), _diagonal(T, product / r, a, f, r))
               for r in RATIOS for product in RATIO_DAMPINGS]
     second = [(name, kw) for name, kw in second if name not in dict(candidates)]
@@ -113,7 +114,7 @@ def validation(lines):
     splits = [train_test_split(X, y, test_size=0.25, random_state=r, stratify=y) for r in (1, 2)]
     tie = {}
     for name in [r[0] for r in best] + [candidates[0][0]]:      # and gd, for comparison
-        kw = {k: v for k, v in dict(candidates)[name].items() if k != "grid"}
+        kw = dict(candidates)[name]
         acc = [np.mean([_mean_score(Est, a, c, b, d, e, seeds=TIE_SEEDS, **kw)
                         for a, b, c, d in splits]) for e in EPSILONS for Est in ESTIMATORS]
         tie[name] = np.mean(acc)
@@ -129,7 +130,7 @@ def _name(T, c, a, f, r):
 
 
 def _diagonal(T, c, a, f, r):
-    return dict(solver="preconditioned_gd", max_iter=T, grid=(T, c, a, f, r),
+    return dict(solver="preconditioned_gd", max_iter=T,
                 solver_params={"preconditioner": "diagonal", "damping": c, "average": a,
                                "intercept_feature": f, "gram_noise_ratio": r})
 
@@ -138,7 +139,6 @@ def _measure(candidates, Xi, yi, Xv, yv, lines):
     """Validation accuracy of each candidate (a table row each); ``[(name, accuracies)]``."""
     rows = []
     for name, kw in candidates:
-        kw = {k: v for k, v in kw.items() if k != "grid"}
         acc = [_mean_score(Est, Xi, yi, Xv, yv, e, **kw) for e in EPSILONS for Est in ESTIMATORS]
         rows.append((name, acc))
         lines.append(f"| {name} | " + " | ".join(f"{a:.4f}" for a in acc)
