@@ -132,3 +132,47 @@ def test_objective_perturbation_prototype_penalty_and_noise(bench, n_classes):
     assert std == pytest.approx(calibrate(lambda m: Gaussian(m), (1 - share) * eps,
                                           bench.DELTA) * L)
     assert W.shape == (4, 1 if n_classes == 2 else n_classes)
+
+
+def test_the_reduce_table_scores_on_validation_splits_only(bench, monkeypatch):
+    seen = []
+    real_split = bench.inner_split
+
+    def recording_split(name, seed):
+        seen.append((name, seed))
+        return real_split(name, seed)
+
+    monkeypatch.setattr(bench, "inner_split", recording_split)
+    monkeypatch.setattr(bench, "SEEDS", range(1))
+    monkeypatch.setattr(bench, "REDUCE_DIMS", (8,))
+    monkeypatch.setattr(bench, "REDUCE_NORMS", (2.0,))
+    monkeypatch.setattr(bench, "PRIVATE_PCA", [(0.2, 2.0, 8)])
+    monkeypatch.setattr(bench, "DCT_DIMS", (10,))
+    summary, lines = bench.reduce_table()
+    assert seen == [("digits", 0)]
+    assert len(lines) == 3 + 4        # the demo's setting, oracle, private PCA, DCT, pooling
+    assert len(summary) == 2 + 4
+
+
+def test_the_private_subspace_clips_rows_and_calibrates_its_noise(bench, monkeypatch):
+    # Analyze Gauss: rows clipped to R (sensitivity R**2 of the second moment), the
+    # multiplier calibrated for the share of epsilon at delta / 2; noise symmetric
+    from skdp.accounting import Gaussian, calibrate
+
+    draws = []
+    real_rng = np.random.default_rng
+
+    def recording_rng(seed):
+        rng = real_rng(seed)
+        normal = rng.normal
+        rng_proxy = type("R", (), {"normal": lambda self, loc, scale, size: (
+            draws.append(scale), normal(loc, scale, size))[1]})()
+        return rng_proxy
+
+    monkeypatch.setattr(bench.np.random, "default_rng", recording_rng)
+    Z = np.random.RandomState(0).uniform(-1, 1, size=(50, 6)) * 3.0
+    clipped, P = bench.private_subspace(Z, 0.25, 2.0, 3, 0)
+    assert np.linalg.norm(clipped, axis=1).max() <= 2.0 + 1e-12
+    assert P.shape == (6, 3) and np.allclose(P.T @ P, np.eye(3))
+    z = calibrate(lambda m: Gaussian(m), 0.25 * bench.WIDE_EPSILON, bench.DELTA / 2)
+    assert draws == [pytest.approx(z * 4.0)]

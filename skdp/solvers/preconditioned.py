@@ -75,7 +75,7 @@ DEFAULT_STEPS = 30
 #: validation set and every step is a pass over the data. Chosen on validation
 #: splits of training data (``python benchmarks/step_rule.py``,
 #: ``benchmarks/results/step_rule.md``; ``docs/solvers/preconditioned.md``,
-#: "Options")
+#: "Fewer steps at large n times epsilon")
 LARGE_STEPS = 10
 LARGE_LEVEL = 5e5
 #: largest number of parameters per output: the second moment is a dense p x p
@@ -129,6 +129,10 @@ def _calibrated(n_steps, ratio, epsilon, delta):
 
 class PreconditionedGD(Solver):
     """Noisy gradient descent preconditioned by a private quadratic majorizer.
+
+    Steps (``max_iter=None``): 30; in the full mode 10 when ``n * epsilon >=
+    5e5`` (rows and epsilon are public), where fewer steps did no worse on
+    validation splits and each step is a pass over the data.
 
     Options (``solver_params``)
     ---------------------------
