@@ -470,6 +470,13 @@ def reduce_table():
     return summary, lines
 
 
+def _write_grid_report(title, intro, summary_title, summary, lines, start, out):
+    """The ``--wide`` / ``--reduce`` results file: summary, every setting, wall time."""
+    text = [title, "", intro, "", summary_title, "", *summary, "", "## Every setting", "",
+            *lines, "", f"Wall time {time.perf_counter() - start:.0f} s."]
+    write_report("\n".join(text) + "\n", out)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--test", action="store_true",
@@ -480,13 +487,13 @@ def main(argv=None):
                         help="only digits in fewer dimensions at epsilon 1 (chooses nothing)")
     parser.add_argument("--out", default=None,
                         help="results file (default: benchmarks/results/small_data.md, "
-                        "small_data_wide.md with --wide)")
+                        "small_data_wide.md with --wide, small_data_reduce.md with --reduce)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     if args.reduce:
         summary, lines = reduce_table()
-        text = [
-            "# Small data: digits in fewer dimensions at epsilon 1 (issue 43)", "",
+        _write_grid_report(
+            "# Small data: digits in fewer dimensions at epsilon 1 (issue 43)",
             "Command: `python benchmarks/small_data.py --reduce`. The validation splits of "
             "`small_data.md` (the demo's training part split again 70/30, seeds 0-4), "
             f"DPLogisticRegression, epsilon {WIDE_EPSILON:g} in all (the private PCA's share "
@@ -494,27 +501,21 @@ def main(argv=None):
             "rows are not private (the inner part's own principal subspace, fitted without "
             "noise): an upper bound for a private estimate of it. The largest mean per "
             "method is a maximum over its settings on the same splits, so it is optimistic. "
-            "Nothing is chosen here.", "", "## Largest mean per method", "", *summary,
-            "", "## Every setting", "", *lines, "",
-            f"Wall time {time.perf_counter() - start:.0f} s."]
-        write_report("\n".join(text) + "\n",
-                     args.out or "benchmarks/results/small_data_reduce.md")
+            "Nothing is chosen here.", "## Largest mean per method", summary, lines, start,
+            args.out or "benchmarks/results/small_data_reduce.md")
         return
     if args.wide:
         summary, lines = wide_table()
-        text = [
-            "# Small data: how far the settings go at epsilon 1 (issue 43)", "",
+        _write_grid_report(
+            "# Small data: how far the settings go at epsilon 1 (issue 43)",
             "Command: `python benchmarks/small_data.py --wide`. The validation splits of "
             "`small_data.md` (the demo's training part split again 70/30, seeds 0-4), epsilon "
             f"{WIDE_EPSILON:g}, delta 1e-5, `BoundedScaler(documented_bounds)`, public "
             "`classes`; mean validation accuracy of each setting ('max_iter' absent: the "
             "solver's default). The largest mean per row is a maximum over "
             f"{len(WIDE)} settings on the same splits, so it is optimistic. Nothing is "
-            "chosen here.", "", "## Largest mean per data set and estimator", "", *summary,
-            "", "## Every setting", "", *lines, "",
-            f"Wall time {time.perf_counter() - start:.0f} s."]
-        write_report("\n".join(text) + "\n",
-                     args.out or "benchmarks/results/small_data_wide.md")
+            "chosen here.", "## Largest mean per data set and estimator", summary, lines,
+            start, args.out or "benchmarks/results/small_data_wide.md")
         return
     args.out = args.out or "benchmarks/results/small_data.md"
     text = [

@@ -10,6 +10,21 @@ def bench():
     return load_benchmark_script("small_data")
 
 
+@pytest.fixture
+def seen_splits(bench, monkeypatch):
+    """The ``(name, seed)`` of every ``inner_split`` a grid reads, one seed."""
+    seen = []
+    real_split = bench.inner_split
+
+    def recording_split(name, seed):
+        seen.append((name, seed))
+        return real_split(name, seed)
+
+    monkeypatch.setattr(bench, "inner_split", recording_split)
+    monkeypatch.setattr(bench, "SEEDS", range(1))
+    return seen
+
+
 @pytest.mark.parametrize("name", ["breast_cancer", "digits", "wine class 0/rest"])
 def test_validation_rows_never_include_the_demo_test_rows(bench, name, monkeypatch):
     loader, bounds, classes = bench.DATA[name]
@@ -92,21 +107,13 @@ def test_the_demo_choice_is_the_best_mean_over_the_general_settings(bench):
     assert means[bench.GENERAL[0]] == pytest.approx(0.7)
 
 
-def test_the_wide_grid_scores_each_setting_on_validation_splits_only(bench, monkeypatch):
+def test_the_wide_grid_scores_each_setting_on_validation_splits_only(bench, seen_splits,
+                                                                     monkeypatch):
     # the wide grid reads its data through inner_split only (whose rows never
     # include the demo's test rows: the first test)
-    seen = []
-    real_split = bench.inner_split
-
-    def recording_split(name, seed):
-        seen.append((name, seed))
-        return real_split(name, seed)
-
-    monkeypatch.setattr(bench, "inner_split", recording_split)
-    monkeypatch.setattr(bench, "SEEDS", range(1))
     monkeypatch.setattr(bench, "WIDE", [("gd", 2.0, 1.0, None), ("gd", 3.0, 1.0, 20)])
     summary, lines = bench.wide_table()
-    assert seen == [("breast_cancer", 0), ("digits", 0)]
+    assert seen_splits == [("breast_cancer", 0), ("digits", 0)]
     assert len(lines) == 2 + 4
     assert any("max_iter=20" in line for line in lines)
     assert len(summary) == 2 + 4   # one best setting per data set and estimator
@@ -134,22 +141,13 @@ def test_objective_perturbation_prototype_penalty_and_noise(bench, n_classes):
     assert W.shape == (4, 1 if n_classes == 2 else n_classes)
 
 
-def test_the_reduce_table_scores_on_validation_splits_only(bench, monkeypatch):
-    seen = []
-    real_split = bench.inner_split
-
-    def recording_split(name, seed):
-        seen.append((name, seed))
-        return real_split(name, seed)
-
-    monkeypatch.setattr(bench, "inner_split", recording_split)
-    monkeypatch.setattr(bench, "SEEDS", range(1))
+def test_the_reduce_table_scores_on_validation_splits_only(bench, seen_splits, monkeypatch):
     monkeypatch.setattr(bench, "REDUCE_DIMS", (8,))
     monkeypatch.setattr(bench, "REDUCE_NORMS", (2.0,))
     monkeypatch.setattr(bench, "PRIVATE_PCA", [(0.2, 2.0, 8)])
     monkeypatch.setattr(bench, "DCT_DIMS", (10,))
     summary, lines = bench.reduce_table()
-    assert seen == [("digits", 0)]
+    assert seen_splits == [("digits", 0)]
     assert len(lines) == 3 + 4        # the demo's setting, oracle, private PCA, DCT, pooling
     assert len(summary) == 2 + 4
 
