@@ -267,26 +267,3 @@ def test_the_diagonal_mode_reads_rows_with_an_intercept_feature_of_0_3(
     assert largest_row <= row_bound * (1 + 1e-12)
     np.testing.assert_allclose(model.decision_function(X[:20]).ravel(),
                                (X[:20] @ model.coef_.T).ravel() + model.intercept_)
-
-
-@pytest.mark.parametrize("epsilon, options, max_iter, steps", [
-    (99.0, {}, None, 30),                               # n * epsilon 4.95e5: 30 steps
-    (100.0, {}, None, 10),                              # n * epsilon 5e5: 10 steps
-    (100.0, {}, 20, 20),                                # max_iter overrides the rule
-    (100.0, {"preconditioner": "diagonal"}, None, 30),  # the diagonal mode keeps its 30
-])
-def test_the_full_mode_takes_10_steps_from_n_times_epsilon_of_5e5(epsilon, options, max_iter,
-                                                                   steps):
-    rng = np.random.default_rng(0)
-    X = normalize(rng.normal(size=(5000, 4)))
-    y = X[:, 0] + 0.3 * rng.normal(size=5000) > 0
-    accountant = BudgetAccountant()
-    model = DPLogisticRegression(epsilon=epsilon, max_iter=max_iter, random_state=0,
-                                 solver="preconditioned_gd", solver_params=options,
-                                 accountant=accountant).fit(X, y)
-    assert model.n_iter_ == steps
-    # the charge follows the steps taken, and is calibrated to the whole epsilon
-    spend, = accountant.spends
-    gram, repeated = spend.mechanism.mechanisms
-    assert repeated.count == steps
-    assert get_epsilon(spend.mechanism, spend.delta) == pytest.approx(epsilon, rel=1e-3)

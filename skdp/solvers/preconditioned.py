@@ -68,16 +68,6 @@ __all__ = ["PreconditionedGD"]
 #: (``python benchmarks/defaults.py --tune``); the grid and the measurements are
 #: in ``docs/solvers/preconditioned.md`` ("Options").
 DEFAULT_STEPS = 30
-#: the full mode's steps when ``max_iter`` is None and ``n * epsilon`` (the
-#: fit's rows times its epsilon, both public) is at least ``LARGE_LEVEL``: there
-#: each noisy gradient's noise, about ``z * clip_norm / n`` with ``z`` of order
-#: ``sqrt(T) / epsilon``, is small, fewer steps did no worse than 30 on any
-#: validation set and every step is a pass over the data. Chosen on validation
-#: splits of training data (``python benchmarks/step_rule.py``,
-#: ``benchmarks/results/step_rule.md``; ``docs/solvers/preconditioned.md``,
-#: "Fewer steps at large n times epsilon")
-LARGE_STEPS = 10
-LARGE_LEVEL = 5e5
 #: largest number of parameters per output: the second moment is a dense p x p
 #: matrix (p**2 floats) eigendecomposed once (p**3 operations); above it the
 #: diagonal preconditioner (``docs/solvers/preconditioned.md``, "When to use it")
@@ -129,10 +119,6 @@ def _calibrated(n_steps, ratio, epsilon, delta):
 
 class PreconditionedGD(Solver):
     """Noisy gradient descent preconditioned by a private quadratic majorizer.
-
-    Steps (``max_iter=None``): 30; in the full mode 10 when ``n * epsilon >=
-    5e5`` (rows and epsilon are public), where fewer steps did no worse on
-    validation splits and each step is a pass over the data.
 
     Options (``solver_params``)
     ---------------------------
@@ -271,10 +257,8 @@ class PreconditionedGD(Solver):
         diagonal = kind == "diagonal"
         if spec.max_iter is not None:
             T = int(spec.max_iter)
-        elif diagonal:
-            T = DIAGONAL_STEPS
         else:
-            T = LARGE_STEPS if spec.n_samples * spec.epsilon >= LARGE_LEVEL else DEFAULT_STEPS
+            T = DIAGONAL_STEPS if diagonal else DEFAULT_STEPS
         damping = spec.options["damping"]
         if damping == "auto":
             damping = DIAGONAL_DAMPING if diagonal else DEFAULT_DAMPING
