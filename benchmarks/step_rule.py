@@ -7,8 +7,7 @@ Run by hand (about 5 minutes on 2 cores)::
 The noise of each of the full preconditioner's noisy gradients is about
 ``z * clip_norm / n`` with ``z`` of order ``sqrt(T) / epsilon``, so ``n *
 epsilon`` says how far a fit is from the non-private one; where it is large
-the averaged tail of 30 steps buys nothing over fewer steps, and each step is
-a pass over the data. This script measures, on validation splits of training
+fewer steps might do as well as 30, and each step is a pass over the data. This script measures, on validation splits of training
 data only, the full preconditioner (``solver='preconditioned_gd'`` at its
 defaults) at ``T`` in :data:`STEPS` against 30 steps over a range of ``n *
 epsilon``:

@@ -1,4 +1,4 @@
-"""``benchmarks/step_rule.py``: its choice rule, and the solver's constants are its choice."""
+"""``benchmarks/step_rule.py``: its choice rule, and the solver follows its choice (none)."""
 
 import re
 from pathlib import Path
