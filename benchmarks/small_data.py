@@ -213,10 +213,23 @@ def validation_cells(name, params):
     return {key: float(np.mean(v)) for key, v in cells.items()}
 
 
+def _clip_rows(Z, bound):
+    """Rows above ``bound`` in L2 norm scaled down to it."""
+    return Z / np.maximum(np.linalg.norm(Z, axis=1, keepdims=True) / bound, 1.0)
+
+
+def _largest(rows):
+    """``{key: (label, value)}`` of the largest value per key of ``(key, label, value)`` rows."""
+    best = {}
+    for key, label, value in rows:
+        if value > best.get(key, ("", -np.inf))[1]:
+            best[key] = (label, value)
+    return best
+
+
 def _rows_with_intercept(name, X, data_norm=1.0):
     """The prototypes' rows: BoundedScaler, scaled to norm <= ``data_norm``, then a 1."""
-    Z = BoundedScaler(documented_bounds(DATA[name][1])).fit_transform(X)
-    Z = Z / np.maximum(np.linalg.norm(Z, axis=1, keepdims=True) / data_norm, 1.0)
+    Z = _clip_rows(BoundedScaler(documented_bounds(DATA[name][1])).fit_transform(X), data_norm)
     return np.hstack([Z, np.ones((Z.shape[0], 1))])
 
 
@@ -361,7 +374,7 @@ def choose(rows):
 def wide_table():
     """Validation accuracy of every ``WIDE`` setting at ``WIDE_EPSILON``: the table's lines."""
     lines = ["| data | setting | DPLogisticRegression | DPLinearSVC |", "|---|---|---|---|"]
-    best = {}
+    scored = []
     for name in ("breast_cancer", "digits"):
         splits = [inner_split(name, seed) for seed in SEEDS]
         for solver, dn, cn, T in WIDE:
@@ -372,14 +385,13 @@ def wide_table():
                                     .fit(X_in, y_in).score(X_val, y_val)
                                     for seed, (X_in, X_val, y_in, y_val) in zip(SEEDS, splits)]))
                      for estimator in ESTIMATORS]
-            for estimator, mean in zip(ESTIMATORS, means):
-                if mean > best.get((name, estimator), ("", -1.0))[1]:
-                    best[name, estimator] = (label, mean)
+            scored += [((name, estimator), label, mean)
+                       for estimator, mean in zip(ESTIMATORS, means)]
             lines.append(f"| {name} | {label} | " + " | ".join(f"{m:.3f}" for m in means) + " |")
             print(lines[-1], file=sys.stderr, flush=True)
     summary = ["| data | estimator | largest mean | its setting |", "|---|---|---|---|"]
     summary += [f"| {name} | {estimator} | {mean:.3f} | {label} |"
-                for (name, estimator), (label, mean) in best.items()]
+                for (name, estimator), (label, mean) in _largest(scored).items()]
     return summary, lines
 
 
@@ -418,7 +430,7 @@ def private_subspace(Z, share, R, k, seed):
     Gaussian mechanism at (``share * WIDE_EPSILON``, delta / 2), sensitivity R^2
     (one row's ``x x^T`` in Frobenius norm); symmetric noise from the upper triangle.
     """
-    Z = Z * np.minimum(1.0, R / np.maximum(np.linalg.norm(Z, axis=1), 1e-300))[:, None]
+    Z = _clip_rows(Z, R)
     z = calibrate(lambda m: Gaussian(m), share * WIDE_EPSILON, DELTA / 2)
     E = np.triu(np.random.default_rng(1000 + seed).normal(0.0, z * R * R, (Z.shape[1],) * 2))
     _, vectors = np.linalg.eigh(Z.T @ Z + E + np.triu(E, 1).T)
@@ -461,12 +473,9 @@ def reduce_table():
     lines = ["| method | setting | validation accuracy |", "|---|---|---|",
              f"| the demo's setting (all 64 pixels) | data_norm=2 | {plain:.3f} |"]
     lines += [f"| {method} | {setting} | {acc:.3f} |" for method, setting, acc in rows]
-    best = {}
-    for method, setting, acc in rows:
-        if acc > best.get(method, ("", -1.0))[1]:
-            best[method] = (setting, acc)
     summary = ["| method | largest mean | its setting |", "|---|---|---|"]
-    summary += [f"| {method} | {acc:.3f} | {setting} |" for method, (setting, acc) in best.items()]
+    summary += [f"| {method} | {acc:.3f} | {setting} |"
+                for method, (setting, acc) in _largest(rows).items()]
     return summary, lines
 
 
