@@ -68,3 +68,7 @@ def test_a_rule_is_kept_only_if_it_loses_no_score_and_no_log_loss(bench, monkeyp
     assert bench.kept(cells, losses) == ["a"]                    # b: probabilities worse
     cells[0][2]["a"] = (10.0, 0.8999)
     assert bench.kept(cells, losses) == []                       # a: one cell lower
+    cells[0][2]["a"] = (10.0, 0.90)
+    for cell in cells:
+        cell[2]["a"] = (30.0, cell[2]["a"][1])
+    assert bench.kept(cells, losses) == []                       # a never stops early
