@@ -23,6 +23,7 @@ def test_the_validation_part_reads_only_the_training_file(tmp_path, monkeypatch)
     monkeypatch.setattr(bench, "GRID", [(5, 16.0, 0.5, 1.0), (5, 8.0, 0.5, 0.3)])
     monkeypatch.setattr(bench, "RATIOS", (0.5, 2.0))
     monkeypatch.setattr(bench, "RATIO_DAMPINGS", (4.0,))
+    monkeypatch.setattr(bench, "TAILS", (0.0, 0.5))
     monkeypatch.setattr(bench, "SEEDS", range(1))
     monkeypatch.setattr(bench, "TIE_SEEDS", range(1, 2))
     monkeypatch.setattr(bench, "EPSILONS", (1.0,))
@@ -35,6 +36,10 @@ def test_the_validation_part_reads_only_the_training_file(tmp_path, monkeypatch)
     assert "Second grid" in text and "Tie-break" in text and "Largest mean: " in text
     # the second grid scales the damping to the ratio (c * ratio = 4)
     assert "ratio=2 |" in text and " c=2 " in text
+    # the third grid: the averaged tail at the best of the first two (0.5 is measured once)
+    assert "Third grid" in text and " average=0 " in text
+    assert len(re.findall(r"^\| diagonal T=5 c=\S+ average=0\.5 intercept=\S+ ratio=\S+ \| [\d.]",
+                          text.split("Tie-break")[0], re.M)) == 4
     assert "Chosen: diagonal T=5 " in text
 
 
