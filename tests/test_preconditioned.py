@@ -267,3 +267,27 @@ def test_the_diagonal_mode_reads_rows_with_an_intercept_feature_of_0_3(
     assert largest_row <= row_bound * (1 + 1e-12)
     np.testing.assert_allclose(model.decision_function(X[:20]).ravel(),
                                (X[:20] @ model.coef_.T).ravel() + model.intercept_)
+
+
+@pytest.mark.parametrize("n_features, auto_tail", [
+    (500, 0.5),                                        # full mode: half the steps averaged
+    (2500, 0.4),                                       # diagonal mode: reuters_diagonal.md's
+])
+def test_the_averaged_tail_is_half_in_the_full_mode_and_0_4_in_the_diagonal_one(n_features,
+                                                                                 auto_tail):
+    import scipy.sparse as sp
+    rng = np.random.default_rng(0)
+    columns = rng.integers(0, n_features, size=(5000, 5))
+    X = normalize(sp.csr_matrix((rng.random(25000), (np.repeat(np.arange(5000), 5),
+                                                     columns.ravel())), (5000, n_features)))
+    y = (columns < 50).any(axis=1)
+
+    def coef(**options):
+        return DPLogisticRegression(max_iter=10, classes=[False, True], random_state=0,
+                                    solver="preconditioned_gd", solver_params=options,
+                                    accountant=BudgetAccountant()).fit(X, y).coef_
+
+    auto = coef()
+    np.testing.assert_array_equal(auto, coef(average=auto_tail))
+    # the tail is what differs (same noise): 4 of the 10 iterates against 5
+    assert not np.array_equal(auto, coef(average=0.9 - auto_tail))

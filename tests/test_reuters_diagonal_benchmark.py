@@ -53,5 +53,5 @@ def test_the_diagonal_mode_defaults_are_the_ones_the_results_file_chose():
     assert chosen is not None
     T, c, average, intercept, ratio = chosen.groups()
     assert (int(T), float(c), float(average), float(intercept), float(ratio)) == (
-        pc.DIAGONAL_STEPS, pc.DIAGONAL_DAMPING, pc.DEFAULT_AVERAGE, pc.DIAGONAL_INTERCEPT,
+        pc.DIAGONAL_STEPS, pc.DIAGONAL_DAMPING, pc.DIAGONAL_AVERAGE, pc.DIAGONAL_INTERCEPT,
         pc.DIAGONAL_GRAM_RATIO)
