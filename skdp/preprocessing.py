@@ -312,7 +312,12 @@ class DPStandardScaler(AccountedMixin, OneToOneFeatureMixin, TransformerMixin, B
 
         X, z, delta, _, rng = charge_scaler_fit(self, n, self._mechanism, read_data)
         mid, half = (lower + upper) / 2.0, (upper - lower) / 2.0
-        centred = clip_columns(X, lower, upper).astype(np.float64) - mid
+        # clipped in float64 to the float64 bounds (float32 bounds round outwards by
+        # up to half a float32 spacing, more than the width of narrow bounds), and the
+        # centred values held to [-half, half] against the subtraction's rounding:
+        # every record then moves the sums by at most the sensitivities below
+        centred = np.clip(np.clip(np.asarray(X, dtype=np.float64), lower, upper) - mid,
+                          -half, half)
         norm = 2 if delta > 0 else 1
         sens_1 = float(np.linalg.norm(half, ord=norm))
         sens_2 = float(np.linalg.norm(half ** 2, ord=norm))
