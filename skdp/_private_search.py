@@ -9,6 +9,7 @@ charge, planned from public quantities before any value is read.
 """
 
 import math
+import warnings
 from numbers import Real
 
 import numpy as np
@@ -333,14 +334,26 @@ class PrivateSearchBase(ClassifierMixin, MetaEstimatorMixin, AccountedMixin, Bas
         best = None
         for _ in range(secret_run_count(selection, rng)):
             j = int(rng.integers(len(candidates)))
-            est = _covered_fit(estimators[j], rng, X[train], y[train], self._secure())
-            correct = float(np.sum(est.predict(X[val]) == y[val]))
+            # a trial's warnings are held back: one per trial would release the number
+            # of trials, and the trials' models are not released (the chosen one's fit
+            # warnings are re-issued below when it is the released model; its scoring
+            # on the validation rows releases nothing but the noisy score)
+            with warnings.catch_warnings(record=True) as heard:
+                warnings.simplefilter("always")
+                est = _covered_fit(estimators[j], rng, X[train], y[train], self._secure())
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                correct = float(np.sum(est.predict(X[val]) == y[val]))
             score = self._release_score(correct, n_val, scores[j], rng)
             if best is None or score > best[0]:
-                best = (score, j, est)
-        score, j, model = best
+                best = (score, j, est, heard)
+        score, j, model, heard = best
         if self.refit:
             model = _covered_fit(estimators[j], rng, X, y, self._secure())
+        else:
+            for w in heard:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno,
+                                       source=w.source)
         self.best_estimator_ = model
         self.best_index_ = j
         self.best_params_ = dict(candidates[j])

@@ -236,3 +236,42 @@ def test_a_private_bounds_pipeline_on_raw_data_is_searched_and_charged_once(canc
     assert len(acc.spends) == 1
     assert search.privacy_spent_ == acc.spent()
     assert search.score(X, y) > 0.8  # the bounds step learned the raw ranges
+
+
+@pytest.mark.parametrize("refit", [True, False])
+def test_a_search_issues_no_warning_per_trial(refit):
+    # review B, F2: each trial's fit warned once (here DPBoundsScaler's low-signal
+    # warning, from public quantities), so with warnings recorded the count was the
+    # secret number of trials K. Now the trials' warnings are held back; the released
+    # model's fit warns once (the refit, or the chosen trial's warnings re-issued)
+    import warnings
+    from unittest import mock
+
+    import skdp._private_search as search_module
+    from skdp.preprocessing import DPBoundsScaler
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 5))
+    y = (X[:, 0] > 0).astype(int)
+    drawn, counts = [], []
+    real = search_module.secret_run_count
+
+    def spy(selection, stream):
+        drawn.append(real(selection, stream))
+        return drawn[-1]
+
+    for seed in range(6):
+        pipe = make_pipeline(DPBoundsScaler(epsilon=0.3),
+                             DPLogisticRegression(epsilon=0.5, classes=[0, 1], max_iter=5))
+        search = PrivateGridSearchCV(pipe, {"dplogisticregression__alpha": [1e-3, 1e-2]},
+                                     refit=refit, accountant=BudgetAccountant(),
+                                     random_state=seed)
+        with mock.patch.object(search_module, "secret_run_count", spy), \
+                warnings.catch_warnings(record=True) as heard:
+            warnings.simplefilter("always")
+            search.fit(X, y)
+        counts.append(sum(str(w.message).startswith("DPBoundsScaler: with") for w in heard))
+    assert max(drawn) >= 2 and len(set(drawn)) > 1          # K varied over the seeds
+    # the released model's fit: on all 300 rows the refit's noise is below the warning's
+    # level; the chosen trial (on the training part) warns once
+    assert counts == [0 if refit else 1] * 6, (drawn, counts)
