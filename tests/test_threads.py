@@ -2,6 +2,7 @@
 
 import itertools
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -259,3 +260,34 @@ def test_a_fit_under_a_one_thread_blas_reads_the_limit_a_few_times_not_per_round
         calls.clear()
         assert _fit(est, X, y, 1).n_iter_ == 50
     assert len(calls) <= 10, len(calls)
+
+
+def test_every_share_of_a_pass_runs_under_the_callers_numpy_error_state():
+    # review A, F2: numpy's error state is a context variable, which pool threads do not
+    # inherit; a product that overflowed in a pool share warned although the caller had
+    # silenced it, telling after the charge whether one huge record is in the data
+    seen = set()
+
+    def work(k, scratch):
+        seen.add((threading.current_thread().name.startswith("skdp-pass"),
+                  np.geterr()["over"]))
+        return k
+
+    with np.errstate(over="ignore"):
+        assert map_blocks(work, 8, 2) == list(range(8))
+    assert seen == {(False, "ignore"), (True, "ignore")}
+
+
+@pytest.mark.skipif(cpu_count() < 2, reason="the pool shares need two CPUs")
+def test_a_huge_record_in_a_pool_share_does_not_warn():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40000, 5))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = rng.integers(0, 3, 40000)
+    y[X[:, 0] > 0.5] = 0
+    X[20000] = 0.0
+    X[20000, :2] = 1.5e308                 # finite, in a block a pool thread reads
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        DPLogisticRegression(classes=[0, 1, 2], solver="preconditioned_gd", random_state=0,
+                             accountant=BudgetAccountant()).fit(X, y)

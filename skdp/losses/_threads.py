@@ -15,6 +15,7 @@ so the threads do not oversubscribe the cores; matrix-matrix products
 (which round differently with the BLAS's thread count) always run on one.
 """
 
+import contextvars
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -157,8 +158,13 @@ def map_blocks(work, n_blocks, n_threads, single_blas=False):
 
     _enter_single_blas()
     try:
-        # the calling thread takes share 0 itself: every share runs at the same time
-        futures = [_pool(n_threads - 1).submit(run, t) for t in range(1, n_threads)]
+        # the calling thread takes share 0 itself: every share runs at the same time.
+        # Each pool share runs in a copy of the caller's context: numpy's error state
+        # is a context variable, and a product that overflows under the caller's
+        # np.errstate must not warn in a pool thread (a warning after the charge
+        # would tell whether one huge record is in the data)
+        futures = [_pool(n_threads - 1).submit(contextvars.copy_context().run, run, t)
+                   for t in range(1, n_threads)]
         try:
             run(0)
         finally:
