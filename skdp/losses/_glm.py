@@ -583,7 +583,7 @@ class GLMLoss(BatchSums):
         if hessian_clip is None:
             return h
         inv = self.design.inverse_row_norms(2, idx)
-        with np.errstate(under="ignore"):
+        with np.errstate(under="ignore", over="ignore"):  # inf for tiny rows: no clip
             limit = hessian_clip * inv * inv  # ||D_i||_F ||x_i||^2 <= clip
         return clip_rows(h, limit, 2)
 

@@ -8,6 +8,30 @@ from ._glm import GLMLoss
 __all__ = ["BinaryLogisticLoss", "MultinomialLogisticLoss"]
 
 
+
+def _softmax_jacobian_norms(p):
+    """``||diag(p_i) - p_i p_i^T||_F`` of each row of probabilities, without cancellation.
+
+    The square is ``sum_k p_k^2 (1 - p_k)^2 + sum_{j != k} p_j^2 p_k^2``. For a
+    confident row (``p_top`` within a rounding of 1) ``1 - p_top`` and ``sum_{j
+    != top} p_j^2`` are summed from the other classes' probabilities, which are
+    accurate, instead of subtracted from 1 (the expanded form ``s2 - 2 sum p^3 +
+    s2^2`` cancels to 0 there, and left such a row's Hessian unclipped).
+    """
+    rows = np.arange(p.shape[0])
+    top = np.argmax(p, axis=1)
+    others = p.copy()
+    others[rows, top] = 0.0
+    rest = others.sum(axis=1)                         # 1 - p_top
+    rest2 = np.einsum("ij,ij->i", others, others)     # sum over j != top of p_j^2
+    one_minus = 1.0 - p
+    one_minus[rows, top] = rest
+    sq = p * p
+    off = (sq[rows, top] + rest2)[:, None] - sq       # sum over j != k of p_j^2
+    off[rows, top] = rest2
+    return np.sqrt(np.einsum("ij,ij->i", sq, one_minus * one_minus)
+                   + np.einsum("ij,ij->i", sq, off))
+
 class BinaryLogisticLoss(GLMLoss):
     r"""Binary logistic loss :math:`\log(1 + e^{-s z})`, ``s = 2y - 1``.
 
@@ -148,13 +172,16 @@ class MultinomialLogisticLoss(GLMLoss):
 
     def _probabilities_and_clip(self, W, hessian_clip, idx):
         """``(p, c)``: probabilities and each example's clipping factor for ``A_i``."""
-        p = softmax(self.design.decision(W, idx), axis=1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            p = softmax(self.design.decision(W, idx), axis=1)
         if hessian_clip is None:
             return p, np.ones(len(p))
-        s2 = np.einsum("ij,ij->i", p, p)
-        frob = np.sqrt(np.maximum(s2 - 2.0 * np.einsum("ij,ij,ij->i", p, p, p) + s2 * s2, 0.0))
+        # the rounding of A_i's entries and of its products (about one rounding of p,
+        # i.e. of 1, per entry) is added: for a confident prediction the true norm is
+        # of the order of that rounding, and the computed A_i is what is summed
+        frob = _softmax_jacobian_norms(p) + 4.0 * p.shape[1] * np.finfo(np.float64).eps
         inv = self.design.inverse_row_norms(2, idx)
-        with np.errstate(under="ignore", divide="ignore"):
+        with np.errstate(under="ignore", divide="ignore", over="ignore"):
             limit = hessian_clip * inv * inv
             c = np.where(frob > limit, limit / np.where(frob > 0, frob, 1.0), 1.0)
         return p, c
