@@ -119,15 +119,21 @@ def choose(cells):
     return min(holding) if holding else None
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.parse_args(argv)
-    warnings.simplefilter("ignore")
+def validation_data():
+    """The five validation sets by name, each ``(X_fit, X_val, y_fit, y_val)``."""
     adult, synth = validation_sets()
     X, y, _, _ = large_data(1_000_000, 100)
     sets = {"adult": adult, "ill-conditioned": synth,
             "1e6 x 100": (X[:800_000], X[800_000:], y[:800_000], y[800_000:])}
     sets.update({name: added_set(name) for name in ADDED})
+    return sets
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.parse_args(argv)
+    warnings.simplefilter("ignore")
+    sets = validation_data()
     steps = STEPS + (REFERENCE,)
     with write_results(RESULTS / "step_rule.md", "python benchmarks/step_rule.py"):
         print("# preconditioned_gd: steps against n * epsilon (validation only)\n")

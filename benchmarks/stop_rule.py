@@ -45,10 +45,9 @@ from skdp import BudgetAccountant, DPLogisticRegression
 from skdp.solvers.preconditioned import DEFAULT_STEPS, PreconditionedGD
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_logistic import large_data  # noqa: E402
-from defaults import ESTIMATORS, validation_sets  # noqa: E402
+from defaults import ESTIMATORS  # noqa: E402
 from results_file import RESULTS, write_results  # noqa: E402
-from step_rule import ADDED, added_set  # noqa: E402
+from step_rule import ADDED, validation_data  # noqa: E402
 
 #: the rules: (label, criterion, tolerance)
 RULES = (("relative step <= 0.02", "step", 0.02), ("relative step <= 0.01", "step", 0.01),
@@ -186,11 +185,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.parse_args(argv)
     warnings.simplefilter("ignore")
-    adult, synth = validation_sets()
-    X, y, _, _ = large_data(1_000_000, 100)
-    big = (X[:800_000], X[800_000:], y[:800_000], y[800_000:])
-    sets = {"adult": adult, "ill-conditioned": synth, "1e6 x 100": big}
-    sets.update({name: added_set(name) for name in ADDED})
+    sets = validation_data()
+    big = sets["1e6 x 100"]
     with write_results(RESULTS / "stop_rule.md", "python benchmarks/stop_rule.py"):
         print("# preconditioned_gd: stopping where the iterates settle (validation only)\n")
         print("Mean validation score (the ill-conditioned set: ROC AUC; the others: accuracy) "

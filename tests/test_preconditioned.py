@@ -210,6 +210,16 @@ def test_reuters_defaults_take_the_diagonal_preconditioner(reuters):
     assert isinstance(gram, Gaussian) and steps.count == 30
 
 
+def _sparse_rows(n_features):
+    """5,000 unit CSR rows of 5 random features each; the label: a feature below 50."""
+    import scipy.sparse as sp
+    rng = np.random.default_rng(0)
+    columns = rng.integers(0, n_features, size=(5000, 5))
+    X = normalize(sp.csr_matrix((rng.random(25000), (np.repeat(np.arange(5000), 5),
+                                                     columns.ravel())), (5000, n_features)))
+    return X, (columns < 50).any(axis=1)
+
+
 @pytest.mark.parametrize("n_features, options, ratio", [
     (500, {}, 0.5),                                    # full mode
     (2500, {}, 2.0),                                   # diagonal mode: less for the diagonal
@@ -218,12 +228,7 @@ def test_reuters_defaults_take_the_diagonal_preconditioner(reuters):
 ])
 def test_the_diagonal_mode_gives_the_second_moment_a_noise_ratio_of_2(n_features, options,
                                                                       ratio):
-    import scipy.sparse as sp
-    rng = np.random.default_rng(0)
-    columns = rng.integers(0, n_features, size=(5000, 5))
-    X = normalize(sp.csr_matrix((rng.random(25000), (np.repeat(np.arange(5000), 5),
-                                                     columns.ravel())), (5000, n_features)))
-    y = (columns < 50).any(axis=1)
+    X, y = _sparse_rows(n_features)
     accountant = BudgetAccountant()
     DPLogisticRegression(max_iter=3, classes=[False, True], random_state=0,
                          solver="preconditioned_gd", solver_params=options,
@@ -244,18 +249,13 @@ def test_the_diagonal_mode_gives_the_second_moment_a_noise_ratio_of_2(n_features
 ])
 def test_the_diagonal_mode_reads_rows_with_an_intercept_feature_of_0_3(
         n_features, options, feature, monkeypatch):
-    import scipy.sparse as sp
     seen = []
     for name in ("noisy_gram", "noisy_gram_diagonal"):
         query = getattr(PrivateQueries, name)
         monkeypatch.setattr(PrivateQueries, name, lambda self, z, _q=query: (
             seen.append((self._loss.intercept_feature, self._spec.row_bound,
                          self._loss.design.row_norms().max())), _q(self, z))[1])
-    rng = np.random.default_rng(0)
-    columns = rng.integers(0, n_features, size=(5000, 5))
-    X = normalize(sp.csr_matrix((rng.random(25000), (np.repeat(np.arange(5000), 5),
-                                                     columns.ravel())), (5000, n_features)))
-    y = (columns < 50).any(axis=1)
+    X, y = _sparse_rows(n_features)
     model = DPLogisticRegression(max_iter=3, classes=[False, True], random_state=0,
                                  solver="preconditioned_gd", solver_params=options,
                                  accountant=BudgetAccountant()).fit(X, y)
@@ -275,12 +275,7 @@ def test_the_diagonal_mode_reads_rows_with_an_intercept_feature_of_0_3(
 ])
 def test_the_averaged_tail_is_half_in_the_full_mode_and_0_4_in_the_diagonal_one(n_features,
                                                                                  auto_tail):
-    import scipy.sparse as sp
-    rng = np.random.default_rng(0)
-    columns = rng.integers(0, n_features, size=(5000, 5))
-    X = normalize(sp.csr_matrix((rng.random(25000), (np.repeat(np.arange(5000), 5),
-                                                     columns.ravel())), (5000, n_features)))
-    y = (columns < 50).any(axis=1)
+    X, y = _sparse_rows(n_features)
 
     def coef(**options):
         return DPLogisticRegression(max_iter=10, classes=[False, True], random_state=0,
