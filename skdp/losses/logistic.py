@@ -8,7 +8,6 @@ from ._glm import GLMLoss
 __all__ = ["BinaryLogisticLoss", "MultinomialLogisticLoss"]
 
 
-
 def _softmax_jacobian_norms(p):
     """``||diag(p_i) - p_i p_i^T||_F`` of each row of probabilities, without cancellation.
 
@@ -31,6 +30,7 @@ def _softmax_jacobian_norms(p):
     off[rows, top] = rest2
     return np.sqrt(np.einsum("ij,ij->i", sq, one_minus * one_minus)
                    + np.einsum("ij,ij->i", sq, off))
+
 
 class BinaryLogisticLoss(GLMLoss):
     r"""Binary logistic loss :math:`\log(1 + e^{-s z})`, ``s = 2y - 1``.
