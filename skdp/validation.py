@@ -324,6 +324,7 @@ def validate_params(owner, values, constraints, *, hints=None):
 POSITIVE = Interval(Real, 0, None, closed="neither")
 NONNEGATIVE = Interval(Real, 0, None, closed="left")
 POSITIVE_INT = Interval(Integral, 1, None, closed="left")
+NONNEGATIVE_INT = Interval(Integral, 0, None, closed="left")
 UNIT_INTERVAL_RIGHT_OPEN = Interval(Real, 0, 1, closed="left")
 UNIT_INTERVAL_OPEN = Interval(Real, 0, 1, closed="neither")
 RANDOM_STATE = [None, Interval(Integral, 0, None, closed="left"),

@@ -32,14 +32,17 @@ def test_row_clipping_scales_only_rows_above_data_norm():
     np.testing.assert_allclose(design.row_norms(2), np.sqrt([2.0, 1.25, 1.0]))
 
 
-def _brute_clipped_grad_sum(loss, X, W, clip_norm, fit_intercept, data_norm):
+def _brute_clipped_grad_sum(loss, X, W, clip_norm, fit_intercept, data_norm, idx=None):
     """Per-example gradients of the implicit rows, each clipped, summed (no fused pass)."""
     Xf = np.asarray(X, dtype=np.float64)
     norms = np.linalg.norm(Xf, axis=1)
     if data_norm is not None:
         Xf = Xf * np.minimum(1.0, data_norm / np.where(norms > 0, norms, 1.0))[:, None]
     rows = np.hstack([Xf, np.ones((len(Xf), 1))]) if fit_intercept else Xf
-    R = loss._residuals(rows @ W, loss.y)
+    y = loss.y
+    if idx is not None:
+        rows, y = rows[idx], y[idx]
+    R = loss._residuals(rows @ W, y)
     grads = np.einsum("ij,i...->i j...", rows, R) if R.ndim == 1 else \
         np.einsum("ij,ik->ijk", rows, R)
     flat = grads.reshape(len(rows), -1)
@@ -53,13 +56,14 @@ def _brute_clipped_grad_sum(loss, X, W, clip_norm, fit_intercept, data_norm):
 @pytest.mark.parametrize("multiclass", [False, True])
 def test_fused_block_pass_equals_the_per_example_clipped_sum(dtype, fit_intercept, data_norm,
                                                              multiclass):
-    # 40,000 x 7 float64 spans 2 blocks: the dense full pass is fused
+    # 40,000 x 7 float64 spans 2 blocks: the dense pass is fused, over all
+    # rows and over a sample (whose blocks are runs of the sample's rows)
     from skdp.losses import BinaryLogisticLoss, MultinomialLogisticLoss
     rng = np.random.default_rng(1)
     n, d = 80_000 if dtype == np.float32 else 40_000, 7
     X = (2.0 * rng.standard_normal((n, d))).astype(dtype)
     design = LinearDesign(X, fit_intercept, data_norm=data_norm)
-    assert design.fused_rows() is not None and design.fused_rows(np.arange(5)) is None
+    assert design.fused_rows() is not None and design.fused_rows(np.arange(5)) is not None
     if multiclass:
         loss = MultinomialLogisticLoss(design, np.eye(3)[rng.integers(0, 3, n)])
     else:
@@ -69,6 +73,11 @@ def test_fused_block_pass_equals_the_per_example_clipped_sum(dtype, fit_intercep
     expected = _brute_clipped_grad_sum(loss, X, W, 0.7, fit_intercept, data_norm)
     rtol = 1e-5 if dtype == np.float32 else 1e-10
     np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol * np.abs(expected).max())
+    # a sample spanning several of its blocks, and one shorter than a block
+    for idx in (np.flatnonzero(rng.random(n) < 0.8), np.sort(rng.choice(n, 50, replace=False))):
+        got = loss.clipped_grad_sum(W, 0.7, idx=idx)
+        expected = _brute_clipped_grad_sum(loss, X, W, 0.7, fit_intercept, data_norm, idx)
+        np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol * np.abs(expected).max())
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])

@@ -34,6 +34,11 @@ def _fit(estimator, X, y, threads):
     (lambda: DPLogisticRegression(solver="gd", classes=[0, 1, 2], random_state=0, max_iter=5), 3),
     (lambda: DPLinearSVC(solver="gd", classes=[0, 1], random_state=0, max_iter=5), 2),
     (lambda: DPLogisticRegression(classes=[0, 1], random_state=0), 2),  # the defaults
+    # the full preconditioner's first steps on Poisson samples (a sampled pass's
+    # blocks are runs of the sample: several of them at 60,000 x 20)
+    (lambda: DPLogisticRegression(classes=[0, 1, 2], random_state=0, solver="preconditioned_gd",
+                                  solver_params={"sampled_steps": 10, "sample_rows": 25_000}),
+     3),
 ])
 def test_same_coefficients_with_one_and_two_threads(make, n_classes, dtype, n, d):
     # (20,000 x 10: one block of the Gram matrix, whose product rounded with the BLAS's threads)

@@ -439,8 +439,6 @@ class LinearDesign:
         int or None
             Rows per block (about 2 MiB of ``X``), or None.
         """
-        if idx is not None:
-            return None
         if self._fused_rows is None:  # a property of X, which a design never changes
             X = self.X
             rows = 0
@@ -453,7 +451,7 @@ class LinearDesign:
             self._fused_rows = rows
         return self._fused_rows or None
 
-    def fused_weighted_sum(self, W, weights, rows):
+    def fused_weighted_sum(self, W, weights, rows, idx=None):
         """``weighted_sum(weights(decision(W)))`` in one pass over the rows, by blocks.
 
         Each block's predictor, weights and weighted sum are computed while
@@ -477,6 +475,8 @@ class LinearDesign:
         G : ndarray of shape (n_params,) or (n_params, n_outputs), float64
             As :meth:`weighted_sum`.
         """
+        if idx is not None:
+            return self._sampled_fused_sum(W, weights, rows, idx)
         X, d = self.X, self.n_features
         coef = np.asarray(W[:d], dtype=np.float64)
         # the last pass's predictor array is reused (its pages are mapped): the
@@ -523,6 +523,50 @@ class LinearDesign:
         # the predictor at W, kept for a decision(W) that follows at the same W
         # (a line search's reference point): one pass saved
         self._last_decision = (np.array(W, dtype=np.float64), Z_all)
+        G_feat = G_feat.value()
+        if not self.fit_intercept:
+            return G_feat
+        G_int = self.intercept_scale * G_int.value()
+        if G_feat.ndim == 1:
+            return np.concatenate([G_feat, [G_int]])
+        return np.vstack([G_feat, G_int[None, :]])
+
+    def _sampled_fused_sum(self, W, weights, rows, idx):
+        """``fused_weighted_sum`` over the rows ``idx``: each block gathers ``rows`` of them.
+
+        The blocks are fixed runs of ``idx`` (not of ``X``), so a pass reads
+        only the sampled rows and its partial sums do not depend on the
+        number of threads.
+        """
+        X, d = self.X, self.n_features
+        coef = np.asarray(W[:d], dtype=np.float64)
+        blocks = row_blocks(len(idx), rows)
+        shift = self.intercept_scale * W[d] if self.fit_intercept else None
+        out_shape = np.shape(W)[1:]
+
+        def block_sums(k, scratch):
+            sub = idx[blocks[k]]
+            Xb = X[sub] if X.dtype == np.float64 else X[sub].astype(np.float64)
+            Z = Xb @ coef
+            s = None if self.row_scale is None else self.row_scale[sub]
+            if s is not None:
+                Z *= s if Z.ndim == 1 else s[:, None]
+            if shift is not None:
+                Z += shift
+            R = weights(Z, sub)
+            total = R.sum(axis=0) if self.fit_intercept else None
+            if s is not None:
+                R *= s if R.ndim == 1 else s[:, None]
+            return Xb.T @ R, total
+
+        partials = map_blocks(block_sums, len(blocks), pass_threads(len(blocks)),
+                              single_blas=coef.ndim > 1)
+        G_feat = CompensatedSum((d,) + out_shape)
+        G_int = CompensatedSum(out_shape)
+        for feat, total in partials:
+            G_feat.add(feat)
+            if self.fit_intercept:
+                G_int.add(total)
         G_feat = G_feat.value()
         if not self.fit_intercept:
             return G_feat

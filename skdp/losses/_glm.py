@@ -187,7 +187,8 @@ class GLMLoss(BatchSums):
         if rows is not None:
             self.design.clip_limits(clip_norm, norm)  # cached here, read by every block's thread
             return self.design.fused_weighted_sum(
-                W, lambda Z, block: self._clipped_residuals(Z, block, clip_norm, norm), rows)
+                W, lambda Z, block: self._clipped_residuals(Z, block, clip_norm, norm), rows,
+                idx)
         R = self._clipped_residuals(self.design.decision(W, idx), idx, clip_norm, norm)
         return self.design.weighted_sum(R, idx)
 

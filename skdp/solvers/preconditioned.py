@@ -56,7 +56,7 @@ import numpy as np
 
 from ..accounting import Composed, Repeated, calibrate, noise_mechanism
 from ..accounting.discrete import calibration_cache
-from ..validation import POSITIVE, UNIT_INTERVAL_RIGHT_OPEN, StrOptions
+from ..validation import NONNEGATIVE_INT, POSITIVE, UNIT_INTERVAL_RIGHT_OPEN, StrOptions
 from ._base import Plan, Solver, SolverResult
 from ._registry import register_solver
 
@@ -103,6 +103,34 @@ DIAGONAL_INTERCEPT = 0.3
 #: the same validation splits (a third grid, of the tail): there the weights
 #: are still growing over the last steps, so a long average lags behind them
 DIAGONAL_AVERAGE = 0.4
+#: the full mode's first steps on a Poisson sample of the rows (the rest, and
+#: so the averaged tail, on all of them): the expected sample size is
+#: ``max(SAMPLE_MIN_ROWS, SAMPLE_ROWS_EPSILON / epsilon)``, and no step is
+#: sampled where that exceeds ``MAX_SAMPLING_RATE`` of the rows
+SAMPLED_STEPS = 15
+SAMPLE_MIN_ROWS = 100_000
+SAMPLE_ROWS_EPSILON = 100_000
+MAX_SAMPLING_RATE = 0.5
+
+
+def _sampled_steps(options, kind, n_steps, n_samples, epsilon):
+    """The first steps that read a Poisson sample, and its rate (public).
+
+    ``(k, q)``: ``k`` steps at sampling rate ``q`` (0 steps where the sample
+    would hold more than ``MAX_SAMPLING_RATE`` of the rows); 'auto' is
+    ``SAMPLED_STEPS`` steps in the full mode, none in the diagonal one, and
+    a sample of ``max(SAMPLE_MIN_ROWS, SAMPLE_ROWS_EPSILON / epsilon)`` rows.
+    """
+    k = options["sampled_steps"]
+    if k == "auto":
+        k = SAMPLED_STEPS if kind == "full" else 0
+    rows = options["sample_rows"]
+    if rows == "auto":
+        rows = max(SAMPLE_MIN_ROWS, SAMPLE_ROWS_EPSILON / epsilon)
+    q = float(rows) / n_samples
+    if q > MAX_SAMPLING_RATE:
+        return 0, 1.0
+    return min(int(k), n_steps), q
 
 
 def _kind(options, n_params):
@@ -114,11 +142,22 @@ def _kind(options, n_params):
 
 
 @calibration_cache(maxsize=256)
-def _calibrated(n_steps, ratio, epsilon, delta):
-    """The common multiplier of ``Composed([Gaussian(ratio z), Repeated(Gaussian(z), T)])``."""
-    make = noise_mechanism(delta, 1.0)
-    return calibrate(lambda z: Composed([make(z * ratio), Repeated(make(z), n_steps)]),
+def _calibrated(n_steps, ratio, epsilon, delta, sampled=0, rate=1.0):
+    """The common multiplier z of the plan's mechanism (:func:`_mechanism`)."""
+    return calibrate(lambda z: _mechanism(z, n_steps, ratio, delta, sampled, rate),
                      epsilon, delta)
+
+
+def _mechanism(z, n_steps, ratio, delta, sampled, rate):
+    """``Composed([Gaussian(ratio z), Repeated(PoissonSampled(rate, Gaussian(z)), sampled),
+    Repeated(Gaussian(z), n_steps - sampled)])``: the second moment, the sampled steps, the
+    full ones."""
+    parts = [noise_mechanism(delta, 1.0)(z * ratio)]
+    if sampled:
+        parts.append(Repeated(noise_mechanism(delta, rate)(z), sampled))
+    if n_steps > sampled:
+        parts.append(Repeated(noise_mechanism(delta, 1.0)(z), n_steps - sampled))
+    return Composed(parts)
 
 
 class PreconditionedGD(Solver):
@@ -165,12 +204,14 @@ class PreconditionedGD(Solver):
     requires = frozenset({"gradient", "smooth", "convex", "penalty:smooth", "penalty:convex"})
     options = {"preconditioner": "auto", "damping": "auto",
                "gram_noise_ratio": "auto", "average": "auto",
-               "intercept_feature": "auto"}
+               "intercept_feature": "auto", "sampled_steps": "auto", "sample_rows": "auto"}
     option_constraints = {"preconditioner": [StrOptions({"auto", "full", "diagonal"})],
                           "damping": [StrOptions({"auto"}), POSITIVE],
                           "gram_noise_ratio": [StrOptions({"auto"}), POSITIVE],
                           "average": [StrOptions({"auto"}), UNIT_INTERVAL_RIGHT_OPEN],
-                          "intercept_feature": [StrOptions({"auto"}), POSITIVE]}
+                          "intercept_feature": [StrOptions({"auto"}), POSITIVE],
+                          "sampled_steps": [StrOptions({"auto"}), NONNEGATIVE_INT],
+                          "sample_rows": [StrOptions({"auto"}), POSITIVE]}
     renamed_options = {"gram_noise_share": "gram_noise_ratio"}
 
     auto_priority = 1
@@ -274,11 +315,13 @@ class PreconditionedGD(Solver):
         average = spec.options["average"]
         if average == "auto":
             average = DIAGONAL_AVERAGE if diagonal else DEFAULT_AVERAGE
-        z = _calibrated(T, ratio, float(spec.epsilon), float(spec.delta))
-        mechanism = Composed([spec.noise(z * ratio, 1.0), Repeated(spec.noise(z, 1.0), T)])
+        k, q = _sampled_steps(spec.options, kind, T, spec.n_samples, float(spec.epsilon))
+        z = _calibrated(T, ratio, float(spec.epsilon), float(spec.delta), k, q)
+        mechanism = _mechanism(z, T, ratio, float(spec.delta), k, q)
         return Plan(spec=spec, mechanism=mechanism, n_iter=T, noise_multiplier=z,
                     details={"gram_noise_multiplier": z * ratio, "preconditioner": kind,
-                             "damping": float(damping), "average": float(average)})
+                             "damping": float(damping), "average": float(average),
+                             "sampled_steps": k, "sampling_rate": q})
 
     def solve(self, queries, plan):
         """One noisy second moment, then ``T`` preconditioned noisy gradient steps."""
@@ -312,7 +355,11 @@ class PreconditionedGD(Solver):
         first = T - int(round(plan.details["average"] * T))  # the averaged tail
         total = np.zeros_like(W)
         for t in range(T):
-            g = queries.noisy_gradient(W, z) + spec.penalty.gradient(W)
+            if t < plan.details["sampled_steps"]:
+                g = queries.noisy_gradient(W, z, sampling_rate=plan.details["sampling_rate"])
+            else:
+                g = queries.noisy_gradient(W, z)
+            g = g + spec.penalty.gradient(W)
             W = W - precondition(g)
             if t >= first:
                 total += W
