@@ -363,6 +363,17 @@ def test_audit_gd_variants(variant):
     assert result.epsilon_lower_bound <= CLAIMED_EPSILON, result.summary()
 
 
+def test_audit_preconditioned_gd_with_its_first_steps_on_poisson_samples():
+    # half of the steps on samples of a quarter of the rows, charged as
+    # PoissonSampled(0.25, Gaussian(z)) (the default's rule samples only from
+    # 200,000 rows: here the options ask for it on the audit's 100)
+    design = DESIGNS["logistic"]
+    result = audit_pairing(design, "preconditioned_gd",
+                           solver_params={"sampled_steps": 15, "sample_rows": 25})
+    assert result.n_iter == design.planned_steps("preconditioned_gd")
+    assert result.epsilon_lower_bound <= CLAIMED_EPSILON, result.summary()
+
+
 #: rgda in the paper's minimax form: one private dual per record
 RGDA_MINIMAX = {**RGDA_ALWAYS_DESCENDS, "dual": "per_record"}
 

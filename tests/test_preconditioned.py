@@ -9,7 +9,7 @@ from sklearn.metrics import roc_auc_score
 from sklearn.preprocessing import normalize
 
 from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression, DPMatrixSensing
-from skdp.accounting import Composed, Gaussian, Repeated, get_epsilon
+from skdp.accounting import Composed, Gaussian, PoissonSampled, Repeated, get_epsilon
 from skdp.datasets import make_ill_conditioned_classification
 from skdp.losses import BinaryLogisticLoss, LinearDesign
 from skdp.solvers import PrivateQueries, available_solvers
@@ -286,3 +286,62 @@ def test_the_averaged_tail_is_half_in_the_full_mode_and_0_4_in_the_diagonal_one(
     np.testing.assert_array_equal(auto, coef(average=auto_tail))
     # the tail is what differs (same noise): 4 of the 10 iterates against 5
     assert not np.array_equal(auto, coef(average=0.9 - auto_tail))
+
+
+def _charged(X, y, epsilon=1.0, **options):
+    accountant = BudgetAccountant()
+    DPLogisticRegression(epsilon=epsilon, classes=[False, True], random_state=0,
+                         solver="preconditioned_gd", solver_params=options,
+                         accountant=accountant).fit(X, y)
+    return accountant.spends[0].mechanism
+
+
+def test_the_first_15_steps_read_a_poisson_sample_from_twice_its_size():
+    # 'auto': m = max(100,000, 1e5 / epsilon) rows, sampled where m <= n / 2
+    from skdp.solvers import preconditioned as pc
+    rng = np.random.default_rng(0)
+    X = normalize(rng.normal(size=(200_000, 3)))
+    y = X[:, 0] + 0.3 * rng.normal(size=len(X)) > 0
+    gram, sampled, full = _charged(X, y).mechanisms
+    assert sampled.count == pc.SAMPLED_STEPS == 15 and full.count == 30 - 15
+    assert sampled.mechanism == PoissonSampled(0.5, full.mechanism)
+    assert get_epsilon(Composed([gram, sampled, full]), 1e-6) <= 1.0 * (1 + 1e-9)
+    # one row fewer, or an epsilon that asks for a larger sample: every step on all rows
+    assert len(_charged(X[1:], y[1:]).mechanisms) == 2
+    assert len(_charged(X, y, epsilon=0.9).mechanisms) == 2
+    assert len(_charged(X, y, preconditioner="diagonal").mechanisms) == 2
+
+
+def test_sampled_steps_are_charged_as_sampled_and_stay_off_the_averaged_tail():
+    X, y = make_classification(n_samples=3000, n_features=6, random_state=0)
+    gram, sampled, full = _charged(X, y, 0.7, sampled_steps=5, sample_rows=600).mechanisms
+    assert (sampled.count, full.count) == (5, 25)
+    assert sampled.mechanism == PoissonSampled(0.2, full.mechanism)
+    # the sampled steps cost less than full ones: a smaller noise on every step
+    z_full = _charged(X, y, 0.7).mechanisms[1].mechanism.noise_multiplier
+    assert full.mechanism.noise_multiplier < z_full
+    # the options change the fit; sampled_steps=0 is the fit without samples
+    def coef(**options):
+        return DPLogisticRegression(epsilon=0.7, random_state=0, solver="preconditioned_gd",
+                                    solver_params=options, accountant=BudgetAccountant()
+                                    ).fit(X, y).coef_
+    np.testing.assert_array_equal(coef(sampled_steps=0, sample_rows=600), coef())
+    assert not np.array_equal(coef(sampled_steps=5, sample_rows=600), coef())
+    # never the averaged tail: at most 30 - 15 steps, at most 29 without a tail
+    assert _charged(X, y, 0.7, sampled_steps=40, sample_rows=600).mechanisms[1].count == 15
+    assert _charged(X, y, 0.7, sampled_steps=40, sample_rows=600,
+                    average=0.0).mechanisms[1].count == 29
+
+
+@pytest.mark.parametrize("options, match", [
+    ({"sampled_steps": -1}, "sampled_steps"),
+    ({"sampled_steps": 1.5}, "sampled_steps"),
+    ({"sample_rows": 0}, "sample_rows"),
+])
+def test_bad_sampling_options_are_refused_before_the_charge(options, match):
+    X, y = make_classification(n_samples=300, n_features=4, random_state=0)
+    accountant = BudgetAccountant()
+    with pytest.raises(ValueError, match=match):
+        DPLogisticRegression(solver="preconditioned_gd", solver_params=options,
+                             accountant=accountant).fit(X, y)
+    assert accountant.spends == []

@@ -554,6 +554,26 @@ def test_sensitivity(query):
     run_property(query, DEFAULT_EXAMPLES)
 
 
+def test_sensitivity_of_the_fused_passes_over_all_rows_and_over_a_batch(monkeypatch):
+    # blocks of 2 rows: the generated sets (2 to 9 rows) take the fused pass of a
+    # dense C-ordered X, over all rows (blocks of X) and over a Poisson batch
+    # (blocks of the batch's rows: preconditioned_gd's sampled steps)
+    import skdp.losses._design as design_module
+    monkeypatch.setattr(design_module, "_block_rows", lambda n_features: 2)
+    passes = {"all rows": 0, "batch": 0}
+    fused, sampled = (design_module.LinearDesign.fused_weighted_sum,
+                      design_module.LinearDesign._sampled_fused_sum)
+
+    def counted_fused(self, W, weights, rows, idx=None):
+        passes["all rows" if idx is None else "batch"] += 1
+        return fused(self, W, weights, rows, idx)
+
+    monkeypatch.setattr(design_module.LinearDesign, "fused_weighted_sum", counted_fused)
+    run_property("grad", DEFAULT_EXAMPLES)
+    assert passes["all rows"] > 0 and passes["batch"] > 0, passes
+    assert sampled is design_module.LinearDesign._sampled_fused_sum
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("query", list(QUERIES))
 def test_sensitivity_slow(query):

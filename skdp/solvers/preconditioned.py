@@ -36,10 +36,19 @@ smaller (see :meth:`PreconditionedGD.intercept_feature`); and the diagonal,
 mostly noise at that dimension, takes less of the budget than in the full
 mode (its noise multiplier twice a gradient's, option ``gram_noise_ratio``).
 
-Privacy: ``Composed([Gaussian(ratio * z), Repeated(Gaussian(z), T)])`` on
-the whole data (zero-out neighbours, n public), calibrated by the accountant
-for (epsilon, delta); ``delta > 0`` and ``data_norm`` are required (the
-Gram's sensitivity is :math:`R^2`, R the public row bound).
+At large n the first steps read a Poisson sample of the rows (options
+``sampled_steps`` and ``sample_rows``): far from the minimiser a sample's
+gradient points the way the full one does, and such a step costs the
+sample's share of a pass. By default (full mode) the first 15 of the 30
+steps read samples of expected size :math:`m = \max(10^5, 10^5/\epsilon)`
+wherever :math:`m \le n/2`; the averaged tail stays on every row.
+
+Privacy: ``Composed([Gaussian(ratio * z), Repeated(PoissonSampled(m / n,
+Gaussian(z)), k), Repeated(Gaussian(z), T - k)])`` (k sampled steps, 0 at
+small n) on the whole data (zero-out neighbours, n public; each sampled
+step's mean is over the public expected size m), calibrated by the
+accountant for (epsilon, delta); ``delta > 0`` and ``data_norm`` are
+required (the Gram's sensitivity is :math:`R^2`, R the public row bound).
 
 References
 ----------
@@ -106,20 +115,24 @@ DIAGONAL_AVERAGE = 0.4
 #: the full mode's first steps on a Poisson sample of the rows (the rest, and
 #: so the averaged tail, on all of them): the expected sample size is
 #: ``max(SAMPLE_MIN_ROWS, SAMPLE_ROWS_EPSILON / epsilon)``, and no step is
-#: sampled where that exceeds ``MAX_SAMPLING_RATE`` of the rows
+#: sampled where that exceeds ``MAX_SAMPLING_RATE`` of the rows. Chosen on
+#: validation splits of training data (``python benchmarks/sampled_steps.py``,
+#: ``benchmarks/results/sampled_steps.md``; ``docs/solvers/preconditioned.md``,
+#: "The first steps on a Poisson sample")
 SAMPLED_STEPS = 15
 SAMPLE_MIN_ROWS = 100_000
 SAMPLE_ROWS_EPSILON = 100_000
 MAX_SAMPLING_RATE = 0.5
 
 
-def _sampled_steps(options, kind, n_steps, n_samples, epsilon):
+def _sampled_steps(options, kind, n_steps, average, n_samples, epsilon):
     """The first steps that read a Poisson sample, and its rate (public).
 
     ``(k, q)``: ``k`` steps at sampling rate ``q`` (0 steps where the sample
     would hold more than ``MAX_SAMPLING_RATE`` of the rows); 'auto' is
     ``SAMPLED_STEPS`` steps in the full mode, none in the diagonal one, and
     a sample of ``max(SAMPLE_MIN_ROWS, SAMPLE_ROWS_EPSILON / epsilon)`` rows.
+    The averaged tail (at least the last step) is never sampled.
     """
     k = options["sampled_steps"]
     if k == "auto":
@@ -130,7 +143,7 @@ def _sampled_steps(options, kind, n_steps, n_samples, epsilon):
     q = float(rows) / n_samples
     if q > MAX_SAMPLING_RATE:
         return 0, 1.0
-    return min(int(k), n_steps), q
+    return min(int(k), n_steps - max(1, int(round(average * n_steps)))), q
 
 
 def _kind(options, n_params):
@@ -196,6 +209,16 @@ class PreconditionedGD(Solver):
         intercept ``c * W[-1]``). 'auto': 0.3 in the diagonal mode, the
         loss's own value (1 for the logistic loss and the smoothed hinge) in
         the full one.
+    sampled_steps : 'auto' or int >= 0, default='auto'
+        How many of the first steps read a Poisson sample of the rows (each
+        charged as ``PoissonSampled(m / n, Gaussian(z))``, its mean taken
+        over the public expected size ``m``); none where ``m > n / 2``, and
+        never the averaged tail's steps (nor the last step).
+        'auto': 15 in the full mode, 0 in the diagonal one.
+    sample_rows : 'auto' or float > 0, default='auto'
+        The samples' expected size ``m``. 'auto': ``max(100000, 100000 /
+        epsilon)``, so the sampled steps' noise on their mean gradient is
+        at most that of a full-data fit with ``n * epsilon = 1e5``.
     """
 
     name = "preconditioned_gd"
@@ -315,7 +338,8 @@ class PreconditionedGD(Solver):
         average = spec.options["average"]
         if average == "auto":
             average = DIAGONAL_AVERAGE if diagonal else DEFAULT_AVERAGE
-        k, q = _sampled_steps(spec.options, kind, T, spec.n_samples, float(spec.epsilon))
+        k, q = _sampled_steps(spec.options, kind, T, float(average), spec.n_samples,
+                              float(spec.epsilon))
         z = _calibrated(T, ratio, float(spec.epsilon), float(spec.delta), k, q)
         mechanism = _mechanism(z, T, ratio, float(spec.delta), k, q)
         return Plan(spec=spec, mechanism=mechanism, n_iter=T, noise_multiplier=z,
