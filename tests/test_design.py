@@ -148,3 +148,20 @@ def test_the_fused_pass_from_zero_coefficients_equals_the_per_example_sum(fit_in
     expected = _brute_clipped_grad_sum(loss, X, W, 0.7, fit_intercept, 2.0)
     np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-10 * np.abs(expected).max())
     np.testing.assert_array_equal(design.decision(W), LinearDesign(X, fit_intercept, 2.0).decision(W))
+
+
+@pytest.mark.parametrize("n_outputs", [None, 3])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_each_rows_predictor_is_the_same_bits_wherever_the_row_sits(n_outputs, dtype):
+    # gathered batches, shifted rows and the whole X give each row the same
+    # predictor bit for bit (a BLAS product rounds a row by its position)
+    rng = np.random.default_rng(5)
+    n, d = 40_001, 13
+    X = (rng.standard_normal((n, d)) * 1e3).astype(dtype)
+    W = rng.standard_normal(d + 1 if n_outputs is None else (d + 1, n_outputs)) * 1e12
+    design = LinearDesign(X, fit_intercept=True)
+    whole = design.decision(W)
+    for idx in (np.arange(1, n), np.flatnonzero(rng.random(n) < 0.5), np.arange(n - 7, n)):
+        np.testing.assert_array_equal(design.decision(W, idx), whole[idx])
+    shifted = LinearDesign(np.ascontiguousarray(X[3:]), fit_intercept=True)
+    np.testing.assert_array_equal(shifted.decision(W), whole[3:])

@@ -815,3 +815,34 @@ def test_accumulation_grad(fmt, batch_rate):
 @pytest.mark.parametrize("query", ACCUMULATED)
 def test_accumulation_slow(query, batch_rate, fmt, n):
     assert_within(collinear_case(n, fmt, query, batch_rate))
+
+
+@pytest.mark.parametrize("n, d", [(3001, 13), (40_000, 13), (3002, 20)])
+def test_a_record_moves_no_other_rows_predictor_wherever_the_rows_sit(n, d):
+    # the squared loss far from 0: an ulp of the predictor (16 at 1e17) is wider
+    # than a row's clip window, so a predictor that rounds by the row's position
+    # (a BLAS product: removing a record moves the rows behind it) moved the
+    # clipped sum by up to 2 C per other row (found at 1.87 C and 1.98 C)
+    from skdp import DPLinearRegression
+    rng = np.random.default_rng(0)
+    C = 1.0
+    X = rng.standard_normal((n, d))
+    W = np.full(d, 1e17 / np.sqrt(d))          # a public point far out
+    y = X @ W                                   # residuals of an ulp of the predictor
+
+    def bound(rows, targets):
+        return DPLinearRegression(fit_intercept=False, data_norm=None)._bind_loss(
+            rows, targets, None)
+
+    loss = bound(X, y)
+    idx = np.flatnonzero(rng.random(n) < 0.5)
+    for batch in (idx, None):                   # a Poisson batch, and all rows (removal)
+        ref = loss.clipped_grad_sum(W, C, idx=batch)
+        rows = np.arange(n) if batch is None else batch
+        for i in rows[-12:]:                    # records near the end: the rows behind move
+            if batch is None:
+                keep = np.arange(n) != i
+                other = bound(X[keep], y[keep]).clipped_grad_sum(W, C)
+            else:
+                other = loss.clipped_grad_sum(W, C, idx=batch[batch != i])
+            assert np.linalg.norm(ref - other) <= C * (1 + RTOL), (batch is None, i)

@@ -68,7 +68,7 @@ import scipy.sparse as sp
 
 from ._canonical import canonical_rows
 from ._design_rows import (_block_rows, _dense_rows, _l1_row_norms, _l2_row_norms, _product64,
-                           _scaled_rows, nbytes_of)
+                           _rowwise_product, _scaled_rows, nbytes_of)
 from ._float64_sums import (SUM_ROWS, CompensatedSum, CSRBlocks, column_totals, csr_blocks,
                             csr_rows, dense_blocks, row_blocks, transpose_product)
 from ._threads import map_blocks, pass_threads
@@ -374,7 +374,9 @@ class LinearDesign:
                 Z = _product64(X, coef)
                 Z = Z * (scale if Z.ndim == 1 else scale[:, None])
             pos, unit, mult = extreme
-            Z_ext = np.asarray(unit @ np.asarray(W[:d], dtype=np.float64), dtype=np.float64)
+            coef64 = np.asarray(W[:d], dtype=np.float64)
+            Z_ext = (np.asarray(unit @ coef64, dtype=np.float64) if sp.issparse(unit)
+                     else _rowwise_product(np.asarray(unit, dtype=np.float64), coef64))
             with np.errstate(over="ignore"):
                 Z_ext = Z_ext * (mult if Z_ext.ndim == 1 else mult[:, None])
             Z[pos] = np.clip(Z_ext, -_F64_MAX, _F64_MAX)
@@ -499,7 +501,7 @@ class LinearDesign:
             if at_zero:  # the first step from 0: X W = 0, no product to compute
                 Z.fill(0.0)
             else:
-                np.matmul(Xb, coef, out=Z)  # the predictor in place: no copy
+                _rowwise_product(Xb, coef, out=Z)  # in place, each row on its own
             s = None if self.row_scale is None else self.row_scale[block]
             if s is not None:
                 Z *= s if Z.ndim == 1 else s[:, None]
@@ -547,7 +549,7 @@ class LinearDesign:
         def block_sums(k, scratch):
             sub = idx[blocks[k]]
             Xb = X[sub] if X.dtype == np.float64 else X[sub].astype(np.float64)
-            Z = Xb @ coef
+            Z = _rowwise_product(Xb, coef)
             s = None if self.row_scale is None else self.row_scale[sub]
             if s is not None:
                 Z *= s if Z.ndim == 1 else s[:, None]

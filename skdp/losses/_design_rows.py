@@ -37,19 +37,45 @@ def _dense_rows(X, idx):
     return out
 
 
+def _rowwise_product(X, coef, out=None):
+    """``X @ coef`` for a float64 dense ``X``, each row's value a function of that row alone.
+
+    A BLAS product rounds a row by where it sits (OpenBLAS's gemv takes the
+    rows past the last multiple of four through another kernel), so removing
+    one record, which moves the rows behind it, moved the others'
+    predictors by an ulp; where the clip window of a residual is narrower
+    than that ulp (the squared loss far from 0) one record then moved a
+    clipped sum by up to 2 ``clip_norm`` per other row. numpy's einsum sums
+    each row in an order fixed by the number of columns, whatever its
+    position, alignment or neighbours, and on one thread (a loop over the
+    outputs, not over examples, for a 2-d ``coef``).
+    """
+    if coef.ndim == 1:
+        return np.einsum("ij,j->i", X, coef, out=out)
+    if out is None:
+        out = np.empty((X.shape[0], coef.shape[1]))
+    for k in range(coef.shape[1]):
+        np.einsum("ij,j->i", X, np.ascontiguousarray(coef[:, k]), out=out[:, k])
+    return out
+
+
 def _product64(X, coef):
     """``X @ coef`` computed in float64 (``coef`` float64), whatever X's dtype and thread count.
 
-    Each row's product is then a function of that row alone, to float64
-    rounding, whichever path reads it (C or Fortran order, a gathered batch,
-    CSR or a dense gather): in float32 the same row rounded differently by
-    path, so one record's presence moved the others' clipped terms. A float64
+    Each row's product is then a function of that row alone, bit for bit,
+    whichever path reads it (C or Fortran order, a gathered batch, CSR or a
+    dense gather) and wherever the row sits (:func:`_rowwise_product`): in
+    float32 the same row rounded differently by path, and a BLAS product
+    rounds it by position, so one record's presence moved the others'
+    clipped terms. A float64
     dense ``X`` is read as it is (no copy); a float32 one is cast by row
     blocks (one cached buffer of about 2 MiB, never a float64 copy of ``X``);
     scipy computes a sparse product in the float64 of ``coef``.
     """
-    if sp.issparse(X) or (X.dtype == np.float64 and coef.ndim == 1):
+    if sp.issparse(X):  # scipy's loop is over each row's own entries
         return np.asarray(X @ coef, dtype=np.float64)
+    if X.dtype == np.float64 and coef.ndim == 1:
+        return _rowwise_product(X, coef)
     n, d = X.shape
     rows = min(_block_rows(d), max(n, 1))
     # the buffer in X's memory order: the cast is then a contiguous copy
@@ -66,10 +92,9 @@ def _product64(X, coef):
                 scratch["buffer"] = np.empty((rows, d), order=order)
             Xb = scratch["buffer"][:block.stop - block.start]
             np.copyto(Xb, X[block])
-        np.matmul(Xb, coef, out=out[block])
+        _rowwise_product(Xb, coef, out=out[block])
 
-    # a matrix-matrix product rounds with the BLAS's thread count: one BLAS thread per block
-    map_blocks(product, len(blocks), pass_threads(len(blocks)), single_blas=coef.ndim > 1)
+    map_blocks(product, len(blocks), pass_threads(len(blocks)))
     return out
 
 
