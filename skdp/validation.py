@@ -325,6 +325,7 @@ POSITIVE = Interval(Real, 0, None, closed="neither")
 NONNEGATIVE = Interval(Real, 0, None, closed="left")
 POSITIVE_INT = Interval(Integral, 1, None, closed="left")
 NONNEGATIVE_INT = Interval(Integral, 0, None, closed="left")
+AT_LEAST_ONE = Interval(Real, 1, None, closed="left")
 UNIT_INTERVAL_RIGHT_OPEN = Interval(Real, 0, 1, closed="left")
 UNIT_INTERVAL_OPEN = Interval(Real, 0, 1, closed="neither")
 RANDOM_STATE = [None, Interval(Integral, 0, None, closed="left"),

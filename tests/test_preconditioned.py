@@ -337,6 +337,7 @@ def test_sampled_steps_are_charged_as_sampled_and_stay_off_the_averaged_tail():
     ({"sampled_steps": -1}, "sampled_steps"),
     ({"sampled_steps": 1.5}, "sampled_steps"),
     ({"sample_rows": 0}, "sample_rows"),
+    ({"sample_rows": 1e-300}, "sample_rows"),      # a rate of 1e-304: garbage coefficients
 ])
 def test_bad_sampling_options_are_refused_before_the_charge(options, match):
     X, y = make_classification(n_samples=300, n_features=4, random_state=0)

@@ -65,7 +65,8 @@ import numpy as np
 
 from ..accounting import Composed, Repeated, calibrate, noise_mechanism
 from ..accounting.discrete import calibration_cache
-from ..validation import NONNEGATIVE_INT, POSITIVE, UNIT_INTERVAL_RIGHT_OPEN, StrOptions
+from ..validation import (AT_LEAST_ONE, NONNEGATIVE_INT, POSITIVE, UNIT_INTERVAL_RIGHT_OPEN,
+                          StrOptions)
 from ._base import Plan, Solver, SolverResult
 from ._registry import register_solver
 
@@ -215,7 +216,7 @@ class PreconditionedGD(Solver):
         over the public expected size ``m``); none where ``m > n / 2``, and
         never the averaged tail's steps (nor the last step).
         'auto': 15 in the full mode, 0 in the diagonal one.
-    sample_rows : 'auto' or float > 0, default='auto'
+    sample_rows : 'auto' or float >= 1, default='auto'
         The samples' expected size ``m``. 'auto': ``max(100000, 100000 /
         epsilon)``, so the sampled steps' noise on their mean gradient is
         at most that of a full-data fit with ``n * epsilon = 1e5``.
@@ -234,7 +235,7 @@ class PreconditionedGD(Solver):
                           "average": [StrOptions({"auto"}), UNIT_INTERVAL_RIGHT_OPEN],
                           "intercept_feature": [StrOptions({"auto"}), POSITIVE],
                           "sampled_steps": [StrOptions({"auto"}), NONNEGATIVE_INT],
-                          "sample_rows": [StrOptions({"auto"}), POSITIVE]}
+                          "sample_rows": [StrOptions({"auto"}), AT_LEAST_ONE]}
     renamed_options = {"gram_noise_share": "gram_noise_ratio"}
 
     auto_priority = 1
