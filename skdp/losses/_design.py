@@ -502,29 +502,43 @@ class LinearDesign:
                 Z.fill(0.0)
             else:
                 _rowwise_product(Xb, coef, out=Z)  # in place, each row on its own
-            s = None if self.row_scale is None else self.row_scale[block]
-            if s is not None:
-                Z *= s if Z.ndim == 1 else s[:, None]
-            if shift is not None:
-                Z += shift
-            R = weights(Z, block)  # a new array (weights never write into Z)
-            total = R.sum(axis=0) if self.fit_intercept else None
-            if s is not None:
-                R *= s if R.ndim == 1 else s[:, None]
-            return Xb.T @ R, total
+            return self._block_partial(Xb, Z, block, shift, weights)
 
         # fixed blocks, partials added in block order: the same sum with any number of threads
         partials = map_blocks(block_sums, len(blocks), pass_threads(len(blocks)),
                               single_blas=coef.ndim > 1)
-        G_feat = CompensatedSum((d,) + np.shape(W)[1:])
-        G_int = CompensatedSum(np.shape(W)[1:])
+        # the predictor at W, kept for a decision(W) that follows at the same W
+        # (a line search's reference point): one pass saved
+        self._last_decision = (np.array(W, dtype=np.float64), Z_all)
+        return self._partials_total(partials, np.shape(W))
+
+    def _block_partial(self, Xb, Z, rows, shift, weights):
+        """One block's ``(Xb.T @ (s R), sum of R)`` from its raw products ``Z = Xb @ coef``.
+
+        ``Z`` is scaled by the rows' ``s`` and shifted by the intercept in
+        place; ``rows`` (a slice or positions) selects the block's labels and
+        clip limits in ``weights``.
+        """
+        s = None if self.row_scale is None else self.row_scale[rows]
+        if s is not None:
+            Z *= s if Z.ndim == 1 else s[:, None]
+        if shift is not None:
+            Z += shift
+        R = weights(Z, rows)  # a new array (weights never write into Z)
+        total = R.sum(axis=0) if self.fit_intercept else None
+        if s is not None:
+            R *= s if R.ndim == 1 else s[:, None]
+        return Xb.T @ R, total
+
+    def _partials_total(self, partials, coef_shape):
+        """The blocks' partials added accurately, in block order: the weighted sum."""
+        d = self.n_features
+        G_feat = CompensatedSum((d,) + tuple(coef_shape[1:]))
+        G_int = CompensatedSum(tuple(coef_shape[1:]))
         for feat, total in partials:
             G_feat.add(feat)
             if self.fit_intercept:
                 G_int.add(total)
-        # the predictor at W, kept for a decision(W) that follows at the same W
-        # (a line search's reference point): one pass saved
-        self._last_decision = (np.array(W, dtype=np.float64), Z_all)
         G_feat = G_feat.value()
         if not self.fit_intercept:
             return G_feat
@@ -544,38 +558,15 @@ class LinearDesign:
         coef = np.asarray(W[:d], dtype=np.float64)
         blocks = row_blocks(len(idx), rows)
         shift = self.intercept_scale * W[d] if self.fit_intercept else None
-        out_shape = np.shape(W)[1:]
 
         def block_sums(k, scratch):
             sub = idx[blocks[k]]
             Xb = X[sub] if X.dtype == np.float64 else X[sub].astype(np.float64)
-            Z = _rowwise_product(Xb, coef)
-            s = None if self.row_scale is None else self.row_scale[sub]
-            if s is not None:
-                Z *= s if Z.ndim == 1 else s[:, None]
-            if shift is not None:
-                Z += shift
-            R = weights(Z, sub)
-            total = R.sum(axis=0) if self.fit_intercept else None
-            if s is not None:
-                R *= s if R.ndim == 1 else s[:, None]
-            return Xb.T @ R, total
+            return self._block_partial(Xb, _rowwise_product(Xb, coef), sub, shift, weights)
 
         partials = map_blocks(block_sums, len(blocks), pass_threads(len(blocks)),
                               single_blas=coef.ndim > 1)
-        G_feat = CompensatedSum((d,) + out_shape)
-        G_int = CompensatedSum(out_shape)
-        for feat, total in partials:
-            G_feat.add(feat)
-            if self.fit_intercept:
-                G_int.add(total)
-        G_feat = G_feat.value()
-        if not self.fit_intercept:
-            return G_feat
-        G_int = self.intercept_scale * G_int.value()
-        if G_feat.ndim == 1:
-            return np.concatenate([G_feat, [G_int]])
-        return np.vstack([G_feat, G_int[None, :]])
+        return self._partials_total(partials, np.shape(W))
 
     def _dense_block_map(self, product, X=None):
         """``[product(Xb, rows, scratch) ...]`` over the float64 row blocks of a dense ``X``, in order.
