@@ -425,16 +425,18 @@ class LinearDesign:
         return np.vstack([G_feat, G_int[None, :]])
 
     def fused_rows(self, idx=None):
-        """Rows per block of a fused pass over all rows, or None where it does not apply.
+        """Rows per block of a fused pass, or None where it does not apply.
 
-        A fused pass applies to dense C-ordered ``X`` read whole (``idx`` None)
-        without extreme rows, and when ``X`` spans more than one block;
-        elsewhere the two separate passes are as fast.
+        A fused pass applies to dense C-ordered ``X`` without extreme rows
+        when ``X`` spans more than one block, over all rows or over a sample
+        (whose blocks are runs of its rows); elsewhere the two separate
+        passes are as fast.
 
         Parameters
         ----------
         idx : ndarray of int or None
-            The rows a pass would use; only None (all rows) can be fused.
+            The rows a pass would use (None: all); the answer is the same
+            for a sample.
 
         Returns
         -------
@@ -471,6 +473,10 @@ class LinearDesign:
             :meth:`weighted_sum`.
         rows : int
             Rows per block, from :meth:`fused_rows`.
+        idx : ndarray of int or None, default=None
+            The rows of a sample (increasing, from ``sample_rows``); None for
+            all. A sample's blocks are runs of ``rows`` of its rows, gathered
+            one block at a time.
 
         Returns
         -------
