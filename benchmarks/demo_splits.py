@@ -68,7 +68,7 @@ def main(argv=None):
               f"{args.splits - 1}; split 0 is the README's), {args.seeds} noise seeds per "
               "split (seeds 0-" f"{args.seeds - 1}, each fit charged to a fresh accountant). "
               "Each cell: mean test accuracy over the splits (of each split's mean over "
-              "the seeds) +- its standard error across splits; below it, the smallest and "
+              "the seeds) +- its standard error across splits, and in brackets the smallest and "
               "largest split mean. Nothing is chosen here.\n")
         print("| data | estimator | " + " | ".join(f"eps={e:g}" for e in EPSILONS)
               + " | non-private | test rows |")
