@@ -2,6 +2,8 @@
 
 import types
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.datasets import make_classification
@@ -327,10 +329,27 @@ def test_sampled_steps_are_charged_as_sampled_and_stay_off_the_averaged_tail():
                                     ).fit(X, y).coef_
     np.testing.assert_array_equal(coef(sampled_steps=0, sample_rows=600), coef())
     assert not np.array_equal(coef(sampled_steps=5, sample_rows=600), coef())
-    # never the averaged tail: at most 30 - 15 steps, at most 29 without a tail
-    assert _charged(X, y, 0.7, sampled_steps=40, sample_rows=600).mechanisms[1].count == 15
-    assert _charged(X, y, 0.7, sampled_steps=40, sample_rows=600,
-                    average=0.0).mechanisms[1].count == 29
+    # never the averaged tail: at most 30 - 15 steps, at most 29 without a tail (and the
+    # cut is said)
+    with pytest.warns(UserWarning, match="sampled_steps=40 asked for, 15 taken: the averaged"):
+        assert _charged(X, y, 0.7, sampled_steps=40, sample_rows=600).mechanisms[1].count == 15
+    with pytest.warns(UserWarning, match="sampled_steps=40 asked for, 29 taken"):
+        assert _charged(X, y, 0.7, sampled_steps=40, sample_rows=600,
+                        average=0.0).mechanisms[1].count == 29
+
+
+def test_an_explicit_sampled_steps_that_cannot_sample_warns_and_reads_every_row():
+    # a sample of more than half of the rows is not drawn: the fit says so, before the
+    # charge and from public quantities only; 'auto' and what is honoured stay silent
+    X, y = make_classification(n_samples=3000, n_features=6, random_state=0)
+    with pytest.warns(UserWarning, match="sampled_steps=5 asked for, 0 taken: a sample of "
+                      "the requested expected size would hold more than 0.5 of the 3000 rows"):
+        assert len(_charged(X, y, 0.7, sampled_steps=5, sample_rows=1600).mechanisms) == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(_charged(X, y, 0.7, sampled_steps=5, sample_rows=1500).mechanisms) == 3
+        assert len(_charged(X, y, 0.7).mechanisms) == 2        # 'auto' at this size: none
+        assert len(_charged(X, y, 0.7, sampled_steps=0).mechanisms) == 2
 
 
 @pytest.mark.parametrize("options, match", [

@@ -30,21 +30,23 @@ def _fit(estimator, X, y, threads):
 @pytest.mark.parametrize("n, d", [(60_000, 20), (20_000, 10)])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("make, n_classes", [
-    (lambda: DPLogisticRegression(solver="gd", classes=[0, 1], random_state=0, max_iter=5), 2),
-    (lambda: DPLogisticRegression(solver="gd", classes=[0, 1, 2], random_state=0, max_iter=5), 3),
-    (lambda: DPLinearSVC(solver="gd", classes=[0, 1], random_state=0, max_iter=5), 2),
-    (lambda: DPLogisticRegression(classes=[0, 1], random_state=0), 2),  # the defaults
-    # the full preconditioner's first steps on Poisson samples (a sampled pass's
-    # blocks are runs of the sample: several of them at 60,000 x 20)
-    (lambda: DPLogisticRegression(classes=[0, 1, 2], random_state=0, solver="preconditioned_gd",
-                                  solver_params={"sampled_steps": 10, "sample_rows": 25_000}),
-     3),
+    (lambda n: DPLogisticRegression(solver="gd", classes=[0, 1], random_state=0, max_iter=5), 2),
+    (lambda n: DPLogisticRegression(solver="gd", classes=[0, 1, 2], random_state=0,
+                                    max_iter=5), 3),
+    (lambda n: DPLinearSVC(solver="gd", classes=[0, 1], random_state=0, max_iter=5), 2),
+    (lambda n: DPLogisticRegression(classes=[0, 1], random_state=0), 2),  # the defaults
+    # the full preconditioner's first steps on Poisson samples of 5 / 12 of the rows (a
+    # sampled pass's blocks are runs of the sample: several of them at 60,000 x 20)
+    (lambda n: DPLogisticRegression(classes=[0, 1, 2], random_state=0,
+                                    solver="preconditioned_gd",
+                                    solver_params={"sampled_steps": 10,
+                                                   "sample_rows": 5 * n / 12}), 3),
 ])
 def test_same_coefficients_with_one_and_two_threads(make, n_classes, dtype, n, d):
     # (20,000 x 10: one block of the Gram matrix, whose product rounded with the BLAS's threads)
     X, y = _data(n=n, d=d, n_classes=n_classes, dtype=dtype)
-    one = _fit(make(), X, y, 1)
-    two = _fit(make(), X, y, 2)
+    one = _fit(make(n), X, y, 1)
+    two = _fit(make(n), X, y, 2)
     np.testing.assert_array_equal(one.coef_, two.coef_)
     np.testing.assert_array_equal(one.intercept_, two.intercept_)
 

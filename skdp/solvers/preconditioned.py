@@ -60,6 +60,7 @@ References
 """
 
 import math
+import warnings
 
 import numpy as np
 
@@ -147,6 +148,21 @@ def _sampled_steps(options, kind, n_steps, average, n_samples, epsilon):
     return min(int(k), n_steps - max(1, int(round(average * n_steps)))), q
 
 
+def _warn_fewer_sampled_steps(asked, k, q, n_steps, n_samples):
+    """Warn when an explicit ``sampled_steps`` is cut (public: options, n, epsilon only)."""
+    if asked == "auto" or int(asked) <= k:
+        return
+    if q >= 1.0:
+        why = (f"a sample of the requested expected size would hold more than "
+               f"{MAX_SAMPLING_RATE:g} of the {n_samples} rows, where sampling saves little; "
+               f"set sample_rows to at most {MAX_SAMPLING_RATE * n_samples:g} to sample")
+    else:
+        why = (f"the averaged tail and the last step of the {n_steps} steps always read "
+               f"every row; lower average or raise max_iter to sample more")
+    warnings.warn(f"solver 'preconditioned_gd': sampled_steps={int(asked)} asked for, {k} "
+                  f"taken: {why}.", UserWarning, stacklevel=2)
+
+
 def _kind(options, n_params):
     """The preconditioner the options ask for, 'auto' resolved by the dimension."""
     kind = options["preconditioner"]
@@ -214,7 +230,8 @@ class PreconditionedGD(Solver):
         How many of the first steps read a Poisson sample of the rows (each
         charged as ``PoissonSampled(m / n, Gaussian(z))``, its mean taken
         over the public expected size ``m``); none where ``m > n / 2``, and
-        never the averaged tail's steps (nor the last step).
+        never the averaged tail's steps (nor the last step). An explicit
+        value cut by either rule warns (UserWarning).
         'auto': 15 in the full mode, 0 in the diagonal one.
     sample_rows : 'auto' or float >= 1, default='auto'
         The samples' expected size ``m``. 'auto': ``max(100000, 100000 /
@@ -341,6 +358,7 @@ class PreconditionedGD(Solver):
             average = DIAGONAL_AVERAGE if diagonal else DEFAULT_AVERAGE
         k, q = _sampled_steps(spec.options, kind, T, float(average), spec.n_samples,
                               float(spec.epsilon))
+        _warn_fewer_sampled_steps(spec.options["sampled_steps"], k, q, T, spec.n_samples)
         z = _calibrated(T, ratio, float(spec.epsilon), float(spec.delta), k, q)
         mechanism = _mechanism(z, T, ratio, float(spec.delta), k, q)
         return Plan(spec=spec, mechanism=mechanism, n_iter=T, noise_multiplier=z,
