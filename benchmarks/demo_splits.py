@@ -19,13 +19,11 @@ Run::
 """
 
 import argparse
-import contextlib
-import sys
 
 import numpy as np
 from sklearn.model_selection import train_test_split
 
-from results_file import RESULTS, write_results
+from results_file import RESULTS, results_output, script_command
 from skdp.accounting import BudgetAccountant
 from skdp.demo import demo_tasks
 
@@ -58,11 +56,9 @@ def main(argv=None):
     parser.add_argument("--out", default=str(RESULTS / "demo_splits.md"),
                         help="results file ('-': stdout only)")
     args = parser.parse_args(argv)
-    command = "python benchmarks/demo_splits.py" + "".join(
-        f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
+    command = script_command("demo_splits.py", argv)
     splits = range(args.splits)
-    out = write_results(args.out, command) if args.out != "-" else contextlib.nullcontext()
-    with out:
+    with results_output(args.out, command):
         print("# The README demo over many test splits (issue 43)\n")
         print(f"The demo's pipelines (`skdp.demo.demo_tasks`) on "
               f"{args.splits} 70/30 splits of each data set (`random_state` 0-"

@@ -73,3 +73,18 @@ def write_results(path, command, mode=None, *, head=False):
         if head:
             path.write_text(f"Written by `{command}`" + (f" ({mode})" if mode else "")
                             + ".\n\n" + out.getvalue())
+
+
+def script_command(script, argv=None):
+    """The command a results file records: ``python benchmarks/<script>`` and its arguments.
+
+    ``argv`` is what the script's ``main`` parsed (None: the process's own arguments).
+    """
+    args = sys.argv[1:] if argv is None else argv
+    return f"python benchmarks/{script}" + "".join(f" {a}" for a in args)
+
+
+def results_output(path, command):
+    """:func:`write_results` to ``path``, or printing only where ``path`` is ``'-'``."""
+    return contextlib.nullcontext() if path == "-" else write_results(path, command)
+

@@ -16,7 +16,6 @@ Run::
 """
 
 import argparse
-import contextlib
 import sys
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from skdp import BudgetAccountant, DPLinearSVC, DPLogisticRegression
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchmark_data import load_svmlight  # noqa: E402
-from results_file import RESULTS, write_results  # noqa: E402
+from results_file import RESULTS, results_output, script_command  # noqa: E402
 
 EPSILON = 1.0
 #: the issue's thresholds at epsilon 1 (5 seeds)
@@ -61,13 +60,11 @@ def main(argv=None):
     parser.add_argument("--out", default=str(RESULTS / "reuters_seeds.md"),
                         help="results file ('-': stdout only)")
     args = parser.parse_args(argv)
-    command = "python benchmarks/reuters_seeds.py" + "".join(
-        f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
+    command = script_command("reuters_seeds.py", argv)
     X, y, Xt, yt = load_svmlight("reuters")
     publics = {"DPLogisticRegression": LogisticRegression(max_iter=5000),
                "DPLinearSVC": LinearSVC()}
-    out = write_results(args.out, command) if args.out != "-" else contextlib.nullcontext()
-    with out:
+    with results_output(args.out, command):
         print("# Reuters at epsilon 1: the defaults over many seeds (issue 43)\n")
         print(f"Reuters' training file ({X.shape[0]} rows, {X.shape[1]} features) and test "
               f"file ({Xt.shape[0]} rows); the defaults at epsilon {EPSILON:g} "
